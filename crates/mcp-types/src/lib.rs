@@ -1,0 +1,68 @@
+//! Wire types of the Model Context Protocol, every revision from 2024-11-05 to 2026-07-28, and
+//! the JSON-RPC envelope.
+//!
+//! What this crate does:
+//!
+//! * defines every type that crosses the wire, as plain data with serde impls that keep unknown
+//!   members (`_meta` keys, extension fields) and reject duplicate ones;
+//! * ties each method's name, params and result together ([`RequestMethod`],
+//!   [`NotificationMethod`], the types in [`methods`]);
+//! * decodes any bytes into a [`Message`] or the exact JSON-RPC error to answer with
+//!   ([`decode`]), and encodes messages;
+//! * knows each [`ProtocolVersion`], its [`Era`] and what it allows.
+//!
+//! What it does not do: IO, async, framing, sessions, dispatch. It depends on serde,
+//! serde_json and thiserror only.
+//!
+//! `Display` texts of errors are for humans and are not a stable API; match on codes and kinds.
+
+#![warn(missing_docs)]
+
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::private::MapKey;
+}
+
+mod macros;
+mod private;
+
+pub mod capabilities;
+pub mod common;
+pub mod completion;
+pub mod content;
+pub mod discover;
+pub mod elicitation;
+pub mod envelope;
+pub mod error;
+pub mod id;
+pub mod json;
+pub mod legacy;
+pub mod logging;
+pub mod meta;
+pub mod method;
+pub mod mrtr;
+pub mod notifications;
+pub mod pagination;
+pub mod prompts;
+pub mod resources;
+pub mod result;
+pub mod roots;
+pub mod sampling;
+pub mod subscriptions;
+pub mod tasks;
+pub mod tools;
+pub mod version;
+
+pub use capabilities::*;
+pub use common::*;
+pub use envelope::{DecodeError, DecodeErrorKind, DecodeOptions, Incoming, Message, Notification, RawJson, Request, Response, ResponseId, decode, decode_message};
+pub use error::{ErrorObject, MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData, code};
+pub use id::{IdError, ProgressToken, RequestId};
+pub use json::{JsonArray, JsonObject, JsonValue, MetaObject};
+pub use meta::{NotificationMeta, RequestMeta, ResultMeta};
+pub use method::{InlineRequest, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, NotificationMethod, RequestMethod};
+pub use result::{CacheHint, CacheScope, CacheableResult, EmptyResult, ResultType};
+pub use version::{Era, ProtocolVersion};
+
+/// The zero-sized method types, one per request and notification method.
+pub mod methods {}
