@@ -42,12 +42,7 @@ impl<R> FramedReader<R> {
 
     /// A reader using `decoder`, e.g. one built with another limit.
     pub fn with_decoder(reader: R, decoder: LineDecoder) -> Self {
-        FramedReader {
-            reader,
-            decoder,
-            chunk: vec![0; READ_CHUNK].into_boxed_slice(),
-            eof: false,
-        }
+        FramedReader { reader, decoder, chunk: vec![0; READ_CHUNK].into_boxed_slice(), eof: false }
     }
 
     /// The underlying reader.
@@ -76,10 +71,7 @@ impl<R: AsyncRead + Unpin> FramedReader<R> {
     pub async fn next_frame(&mut self) -> Option<Result<Frame, ReadError>> {
         loop {
             if self.eof {
-                return self
-                    .decoder
-                    .decode_eof()
-                    .map(|item| item.map_err(ReadError::from));
+                return self.decoder.decode_eof().map(|item| item.map_err(ReadError::from));
             }
             if let Some(item) = self.decoder.decode() {
                 return Some(item.map_err(ReadError::from));

@@ -31,9 +31,7 @@ fn model(input: &[u8], limit: usize) -> Vec<Item> {
         } else {
             match std::str::from_utf8(line) {
                 Ok(_) => Item::Frame(line.to_vec()),
-                Err(e) => Item::Err(FrameError::InvalidUtf8 {
-                    valid_up_to: e.valid_up_to(),
-                }),
+                Err(e) => Item::Err(FrameError::InvalidUtf8 { valid_up_to: e.valid_up_to() }),
             }
         });
     }
@@ -67,20 +65,13 @@ fn decode_chunked(input: &[u8], sizes: &[usize], limit: usize) -> Vec<Item> {
 /// One line's content, never containing `\n`.
 fn line() -> impl Strategy<Value = Vec<u8>> {
     let text = prop::collection::vec(
-        prop::sample::select(vec![
-            '{', '}', '"', 'a', '1', ' ', '\t', '\r', 'é', '€', '\u{FEFF}',
-        ]),
+        prop::sample::select(vec!['{', '}', '"', 'a', '1', ' ', '\t', '\r', 'é', '€', '\u{FEFF}']),
         0..40,
     )
     .prop_map(|chars| chars.into_iter().collect::<String>().into_bytes());
     let blank = prop::collection::vec(prop::sample::select(vec![b' ', b'\t', b'\r']), 0..6);
-    let raw = prop::collection::vec(
-        any::<u8>().prop_filter("no newline", |&b| b != b'\n'),
-        0..80,
-    );
-    let with_bom = text
-        .clone()
-        .prop_map(|t| [b"\xEF\xBB\xBF".as_slice(), &t].concat());
+    let raw = prop::collection::vec(any::<u8>().prop_filter("no newline", |&b| b != b'\n'), 0..80);
+    let with_bom = text.clone().prop_map(|t| [b"\xEF\xBB\xBF".as_slice(), &t].concat());
     let over_long = (LIMIT + 1..LIMIT * 4).prop_map(|n| vec![b'x'; n]);
     let at_limit = (LIMIT - 1..=LIMIT + 1, any::<bool>()).prop_map(|(n, cr)| {
         let mut line = vec![b'y'; n];

@@ -27,10 +27,7 @@ async fn reads_lines_then_unterminated_last_line() {
 async fn reports_bad_lines_and_goes_on() {
     let input = [b"\xEF\xBB\xBF{}\n".as_slice(), &[b'x'; 40], b"\n[]\n"].concat();
     let mut reader = FramedReader::with_decoder(&input[..], LineDecoder::new(16));
-    assert!(matches!(
-        reader.next_frame().await,
-        Some(Err(ReadError::Frame(FrameError::ByteOrderMark)))
-    ));
+    assert!(matches!(reader.next_frame().await, Some(Err(ReadError::Frame(FrameError::ByteOrderMark)))));
     assert!(matches!(
         reader.next_frame().await,
         Some(Err(ReadError::Frame(FrameError::LineTooLong { limit: 16 })))
@@ -91,12 +88,6 @@ async fn writer_output_reads_back() {
     let (client, server) = duplex(1024);
     let mut writer = FramedWriter::new(client);
     let mut reader = FramedReader::new(server);
-    writer
-        .write_frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)
-        .await
-        .unwrap();
-    assert_eq!(
-        next_text(&mut reader).await,
-        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
-    );
+    writer.write_frame(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).await.unwrap();
+    assert_eq!(next_text(&mut reader).await, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
 }

@@ -25,16 +25,12 @@ fn to_item(item: Result<crate::Frame, FrameError>) -> Item {
 
 /// Takes items until the decoder needs more input.
 fn drain(decoder: &mut LineDecoder) -> Vec<Item> {
-    std::iter::from_fn(|| decoder.decode())
-        .map(to_item)
-        .collect()
+    std::iter::from_fn(|| decoder.decode()).map(to_item).collect()
 }
 
 /// Takes the items left at end of input.
 fn drain_eof(decoder: &mut LineDecoder) -> Vec<Item> {
-    std::iter::from_fn(|| decoder.decode_eof())
-        .map(to_item)
-        .collect()
+    std::iter::from_fn(|| decoder.decode_eof()).map(to_item).collect()
 }
 
 /// Feeds `input` in `chunk`-byte pieces, draining after each, then ends the input.
@@ -68,18 +64,12 @@ fn splits_at_newline() {
 
 #[test]
 fn several_lines_in_one_chunk() {
-    assert_eq!(
-        run(64, b"{}\n[1]\n\"x\"\n", usize::MAX),
-        [frame("{}"), frame("[1]"), frame("\"x\"")]
-    );
+    assert_eq!(run(64, b"{}\n[1]\n\"x\"\n", usize::MAX), [frame("{}"), frame("[1]"), frame("\"x\"")]);
 }
 
 #[test]
 fn strips_one_cr_before_newline() {
-    assert_eq!(
-        run(64, b"{}\r\n[]\r\r\n", usize::MAX),
-        [frame("{}"), frame("[]\r")]
-    );
+    assert_eq!(run(64, b"{}\r\n[]\r\r\n", usize::MAX), [frame("{}"), frame("[]\r")]);
 }
 
 #[test]
@@ -109,20 +99,14 @@ fn bom_at_line_start_is_an_error_and_next_line_decodes() {
 
 #[test]
 fn bom_after_line_start_is_content() {
-    assert_eq!(
-        run(64, b" \xEF\xBB\xBF{}\n", usize::MAX),
-        [frame(" \u{FEFF}{}")]
-    );
+    assert_eq!(run(64, b" \xEF\xBB\xBF{}\n", usize::MAX), [frame(" \u{FEFF}{}")]);
 }
 
 #[test]
 fn invalid_utf8_is_an_error_and_next_line_decodes() {
     assert_eq!(
         run(64, b"{\"a\":\"\xFF\"}\n[]\n", usize::MAX),
-        [
-            Item::Err(FrameError::InvalidUtf8 { valid_up_to: 6 }),
-            frame("[]")
-        ]
+        [Item::Err(FrameError::InvalidUtf8 { valid_up_to: 6 }), frame("[]")]
     );
 }
 
@@ -139,10 +123,7 @@ fn line_at_limit_is_accepted() {
 #[test]
 fn line_one_past_limit_is_rejected() {
     let input = format!("{}\n{{}}\n", "x".repeat(17));
-    assert_eq!(
-        run(16, input.as_bytes(), usize::MAX),
-        [too_long(16), frame("{}")]
-    );
+    assert_eq!(run(16, input.as_bytes(), usize::MAX), [too_long(16), frame("{}")]);
     assert_eq!(run(16, input.as_bytes(), 3), [too_long(16), frame("{}")]);
 }
 
@@ -171,10 +152,7 @@ fn over_long_line_is_reported_once_before_its_newline() {
 #[test]
 fn over_long_line_in_one_chunk_is_reported_once() {
     let input = format!("{}\n[]\n", "y".repeat(100));
-    assert_eq!(
-        run(8, input.as_bytes(), usize::MAX),
-        [too_long(8), frame("[]")]
-    );
+    assert_eq!(run(8, input.as_bytes(), usize::MAX), [too_long(8), frame("[]")]);
 }
 
 #[test]
@@ -189,18 +167,12 @@ fn memory_stays_bounded_for_a_10_mb_line() {
     let mut items = Vec::new();
     for piece in input.chunks(CHUNK) {
         decoder.extend(piece);
-        assert!(
-            decoder.buf.capacity() <= limit + CHUNK,
-            "buffer grew past the bound"
-        );
+        assert!(decoder.buf.capacity() <= limit + CHUNK, "buffer grew past the bound");
         items.extend(drain(&mut decoder));
         assert!(decoder.buf.len() <= limit);
     }
     items.extend(drain_eof(&mut decoder));
-    assert_eq!(
-        items,
-        [frame("{}"), too_long(limit), frame("{\"after\":1}")]
-    );
+    assert_eq!(items, [frame("{}"), too_long(limit), frame("{\"after\":1}")]);
 }
 
 #[test]
@@ -222,10 +194,7 @@ fn consumed_bytes_are_dropped() {
         assert_eq!(drain(&mut decoder).len(), 1);
         decoder.extend(b"tial\":1}\n");
         assert_eq!(drain(&mut decoder).len(), 1);
-        assert!(
-            decoder.buf.is_empty(),
-            "a fully consumed buffer is compacted"
-        );
+        assert!(decoder.buf.is_empty(), "a fully consumed buffer is compacted");
     }
 }
 
@@ -249,10 +218,7 @@ fn unterminated_last_line_is_decoded_at_eof() {
 #[test]
 fn unterminated_last_line_keeps_eof_rules() {
     assert_eq!(run(64, b"[1]\r", usize::MAX), [frame("[1]")]);
-    assert_eq!(
-        run(64, b"\xEF\xBB\xBF[1]", usize::MAX),
-        [Item::Err(FrameError::ByteOrderMark)]
-    );
+    assert_eq!(run(64, b"\xEF\xBB\xBF[1]", usize::MAX), [Item::Err(FrameError::ByteOrderMark)]);
 }
 
 #[test]
