@@ -140,7 +140,8 @@ mod tests {
 
     #[test]
     fn unknown_members_and_values_round_trip() {
-        let text = r#"{"name":"x","version":"1","x-vendor":{"a":[1,2]},"icons":[{"src":"data:,","theme":"sepia"}]}"#;
+        let text =
+            r#"{"name":"x","version":"1","x-vendor":{"a":[1,2]},"icons":[{"src":"data:,","theme":"sepia"}]}"#;
         let imp: Implementation = serde_json::from_str(text).unwrap();
         assert_eq!(imp.icons.as_ref().unwrap()[0].theme, Some(IconTheme::Other("sepia".into())));
         let back: serde_json::Value = serde_json::to_value(&imp).unwrap();
@@ -150,11 +151,11 @@ mod tests {
 
     #[test]
     fn duplicate_members_are_rejected() {
-        let err = serde_json::from_str::<Implementation>(r#"{"name":"a","name":"b","version":"1"}"#)
-            .unwrap_err();
+        let err =
+            serde_json::from_str::<Implementation>(r#"{"name":"a","name":"b","version":"1"}"#).unwrap_err();
         assert!(err.to_string().contains("duplicate field `name`"), "{err}");
-        let err = serde_json::from_str::<Implementation>(r#"{"name":"a","version":"1","x":1,"x":2}"#)
-            .unwrap_err();
+        let err =
+            serde_json::from_str::<Implementation>(r#"{"name":"a","version":"1","x":1,"x":2}"#).unwrap_err();
         assert!(err.to_string().contains("duplicate field `x`"), "{err}");
     }
 

@@ -94,11 +94,12 @@ impl ErrorObject {
 
     /// `-32021` with `data.requiredCapabilities`.
     pub fn missing_client_capability(required: ClientCapabilities) -> Self {
-        Self::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability")
-            .with_data(MissingRequiredClientCapabilityData {
+        Self::new(code::MISSING_REQUIRED_CLIENT_CAPABILITY, "Missing required client capability").with_data(
+            MissingRequiredClientCapabilityData {
                 required_capabilities: required,
                 extra: Default::default(),
-            })
+            },
+        )
     }
 
     /// `-32022` with `data: {supported, requested}`.
@@ -114,8 +115,7 @@ impl ErrorObject {
 
     /// Resource not found: `-32602` (2026-07-28) or `-32002` (legacy), with `data.uri`.
     pub fn resource_not_found(code: i64, uri: &str) -> Self {
-        Self::new(code, format!("Resource not found: {uri}"))
-            .with_data(serde_json::json!({ "uri": uri }))
+        Self::new(code, format!("Resource not found: {uri}")).with_data(serde_json::json!({ "uri": uri }))
     }
 
     /// Decodes `data` as a typed value.
@@ -149,3 +149,24 @@ wire_struct! {
         req required_capabilities: ClientCapabilities = "requiredCapabilities",
     }
 }
+
+/// `-32700` error object (`ParseError`).
+pub type ParseError = ErrorObject;
+/// `-32600` error object (`InvalidRequestError`).
+pub type InvalidRequestError = ErrorObject;
+/// `-32601` error object (`MethodNotFoundError`).
+pub type MethodNotFoundError = ErrorObject;
+/// `-32602` error object (`InvalidParamsError`).
+pub type InvalidParamsError = ErrorObject;
+/// `-32603` error object (`InternalError`).
+pub type InternalError = ErrorObject;
+/// `-32020` error response (`HeaderMismatchError`).
+pub type HeaderMismatchError = crate::method::JsonRpcErrorResponse;
+/// `-32021` error response (`MissingRequiredClientCapabilityError`); `data` is
+/// [`MissingRequiredClientCapabilityData`].
+pub type MissingRequiredClientCapabilityError = crate::method::JsonRpcErrorResponse;
+/// `-32022` error response (`UnsupportedProtocolVersionError`); `data` is
+/// [`UnsupportedProtocolVersionData`].
+pub type UnsupportedProtocolVersionError = crate::method::JsonRpcErrorResponse;
+/// `-32042` error response of 2025-11-25 (`URLElicitationRequiredError`).
+pub type UrlElicitationRequiredError = crate::method::JsonRpcErrorResponse;

@@ -28,9 +28,7 @@ pub enum RequestId {
 impl RequestId {
     /// Checks an integer against the accepted range.
     pub fn from_i64(n: i64) -> Option<Self> {
-        (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER)
-            .contains(&n)
-            .then_some(RequestId::Number(n))
+        (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&n).then_some(RequestId::Number(n))
     }
 
     /// Classifies a JSON value as an id, or says why it is not one.

@@ -20,11 +20,12 @@
 
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::private::MapKey;
+    pub use crate::private::{MapKey, note_unknown_member, take_unknown_members};
 }
 
 mod macros;
 mod private;
+mod strict;
 
 pub mod capabilities;
 pub mod common;
@@ -55,14 +56,53 @@ pub mod version;
 
 pub use capabilities::*;
 pub use common::*;
-pub use envelope::{DecodeError, DecodeErrorKind, DecodeOptions, Incoming, Message, Notification, RawJson, Request, Response, ResponseId, decode, decode_message};
-pub use error::{ErrorObject, MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData, code};
+pub use completion::*;
+pub use content::*;
+pub use discover::*;
+pub use elicitation::*;
+pub use envelope::{
+    DecodeError, DecodeErrorKind, DecodeOptions, Incoming, Message, Notification, RawJson, Request, Response,
+    ResponseId, decode, decode_message,
+};
+pub use error::*;
 pub use id::{IdError, ProgressToken, RequestId};
 pub use json::{JsonArray, JsonObject, JsonValue, MetaObject};
+pub use legacy::*;
+pub use logging::*;
 pub use meta::{NotificationMeta, RequestMeta, ResultMeta};
-pub use method::{InlineRequest, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, NotificationMethod, RequestMethod};
+pub use method::{
+    InlineRequest, JsonRpcErrorResponse, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse,
+    NotificationMethod, RequestMethod,
+};
+pub use mrtr::*;
+pub use notifications::*;
+pub use pagination::*;
+pub use prompts::*;
+pub use resources::*;
 pub use result::{CacheHint, CacheScope, CacheableResult, EmptyResult, ResultType};
+pub use roots::*;
+pub use sampling::*;
+pub use subscriptions::*;
+pub use tasks::*;
+pub use tools::*;
 pub use version::{Era, ProtocolVersion};
 
-/// The zero-sized method types, one per request and notification method.
-pub mod methods {}
+/// The zero-sized method types, one per request and notification method, each tying its
+/// wire name to its params and result types.
+pub mod methods {
+    pub use crate::completion::Complete;
+    pub use crate::discover::Discover;
+    pub use crate::elicitation::{Elicit, ElicitationComplete};
+    pub use crate::legacy::{Initialize, Initialized, Ping, SetLevel, Subscribe, Unsubscribe};
+    pub use crate::logging::LoggingMessage;
+    pub use crate::notifications::{Cancelled, Progress};
+    pub use crate::prompts::{GetPrompt, ListPrompts, PromptListChanged};
+    pub use crate::resources::{
+        ListResourceTemplates, ListResources, ReadResource, ResourceListChanged, ResourceUpdated,
+    };
+    pub use crate::roots::{ListRoots, RootsListChanged};
+    pub use crate::sampling::CreateMessage;
+    pub use crate::subscriptions::{SubscriptionsAcknowledged, SubscriptionsListen};
+    pub use crate::tasks::{CancelTask, GetTask, GetTaskPayload, ListTasks, TaskStatusChanged};
+    pub use crate::tools::{CallTool, ListTools, ToolListChanged};
+}

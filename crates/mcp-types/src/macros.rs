@@ -111,6 +111,7 @@ macro_rules! wire_struct {
                                     }
                                 )*
                                 other => {
+                                    $crate::__private::note_unknown_member(other);
                                     let value: ::serde_json::Value = map.next_value()?;
                                     if extra.insert(other.to_owned(), value).is_some() {
                                         return Err(A::Error::custom(format_args!("duplicate field `{other}`")));

@@ -435,6 +435,7 @@ impl<'de, M: RequestMethod> Deserialize<'de> for InlineRequest<M> {
                         "method" => set_once!(method, map, "method"),
                         "params" => set_once!(params, map, "params"),
                         other => {
+                            crate::__private::note_unknown_member(other);
                             let value = map.next_value()?;
                             if extra.insert(other.to_owned(), value).is_some() {
                                 return Err(de::Error::custom(format_args!("duplicate field `{other}`")));

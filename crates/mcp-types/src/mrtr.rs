@@ -14,6 +14,7 @@ use crate::meta::ResultMeta;
 use crate::method::{InlineRequest, RequestMethod};
 use crate::roots::{ListRoots, ListRootsResult};
 use crate::sampling::{CreateMessage, CreateMessageResult};
+use crate::strict;
 use crate::wire_struct;
 
 /// A request the server needs the client to fulfil (`InputRequest`), keyed by the server's
@@ -53,19 +54,14 @@ impl Serialize for InputRequest {
     }
 }
 
-fn from_object<T: DeserializeOwned, E: serde::de::Error>(object: JsonObject) -> Result<T, E> {
-    T::deserialize(JsonValue::Object(object)).map_err(E::custom)
-}
-
 impl<'de> Deserialize<'de> for InputRequest {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let object = JsonObject::deserialize(deserializer)?;
-        let method = object.get("method").and_then(JsonValue::as_str).unwrap_or("");
-        Ok(match method {
-            Elicit::METHOD => InputRequest::Elicit(from_object(object)?),
-            CreateMessage::METHOD => InputRequest::CreateMessage(from_object(object)?),
-            ListRoots::METHOD => InputRequest::ListRoots(from_object(object)?),
-            "" => return Err(serde::de::Error::missing_field("method")),
+        let object = strict::object(deserializer)?;
+        let method = strict::tag(&object, "method")?;
+        Ok(match method.as_str() {
+            Elicit::METHOD => InputRequest::Elicit(strict::from_object(object)?),
+            CreateMessage::METHOD => InputRequest::CreateMessage(strict::from_object(object)?),
+            ListRoots::METHOD => InputRequest::ListRoots(strict::from_object(object)?),
             _ => InputRequest::Other(object),
         })
     }
@@ -76,6 +72,9 @@ impl<'de> Deserialize<'de> for InputRequest {
 /// The wire does not name the method an answer belongs to (its key does), so decoding goes by
 /// shape: `action` → elicitation, `roots` → roots, `model`/`role`/`content` → sampling; any
 /// other value is kept as [`InputResponse::Other`] for the server to reject or re-ask.
+// Variants are unboxed on purpose: an answer is decoded once and consumed at once, and boxing
+// would add an allocation per answer to save stack space that is never held for long.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputResponse {
     /// The answer to `elicitation/create`.
@@ -101,7 +100,7 @@ impl Serialize for InputResponse {
 
 impl<'de> Deserialize<'de> for InputResponse {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = JsonValue::deserialize(deserializer)?;
+        let value = strict::value(deserializer)?;
         let JsonValue::Object(object) = value else {
             return Ok(InputResponse::Other(value));
         };
@@ -110,9 +109,13 @@ impl<'de> Deserialize<'de> for InputResponse {
         let attempt = if object.contains_key("action") {
             ElicitResult::deserialize(&JsonValue::Object(object.clone())).ok().map(InputResponse::Elicit)
         } else if object.contains_key("roots") {
-            ListRootsResult::deserialize(&JsonValue::Object(object.clone())).ok().map(InputResponse::ListRoots)
+            ListRootsResult::deserialize(&JsonValue::Object(object.clone()))
+                .ok()
+                .map(InputResponse::ListRoots)
         } else if object.contains_key("model") || object.contains_key("role") {
-            CreateMessageResult::deserialize(&JsonValue::Object(object.clone())).ok().map(InputResponse::CreateMessage)
+            CreateMessageResult::deserialize(&JsonValue::Object(object.clone()))
+                .ok()
+                .map(InputResponse::CreateMessage)
         } else {
             None
         };
@@ -157,6 +160,8 @@ wire_struct! {
 /// Decoding follows `resultType`: `"input_required"` → [`MrtrResult::InputRequired`];
 /// `"complete"` or absent (a legacy server) → [`MrtrResult::Complete`]; any other value is
 /// invalid, as the spec requires of unrecognized result types.
+// Unboxed for the same reason as `InputResponse`: a transient value on the result path.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum MrtrResult<T> {
     /// The request completed.
@@ -176,7 +181,7 @@ impl<T: Serialize> Serialize for MrtrResult<T> {
 
 impl<'de, T: DeserializeOwned> Deserialize<'de> for MrtrResult<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = JsonValue::deserialize(deserializer)?;
+        let value = strict::value(deserializer)?;
         let kind = value.get("resultType").map(|v| v.as_str());
         match kind {
             Some(Some("input_required")) => InputRequiredResult::deserialize(value)
@@ -185,7 +190,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for MrtrResult<T> {
             None | Some(Some("complete")) => {
                 T::deserialize(value).map(MrtrResult::Complete).map_err(serde::de::Error::custom)
             }
-            Some(Some(other)) => Err(serde::de::Error::custom(format_args!("unrecognized resultType {other:?}"))),
+            Some(Some(other)) => {
+                Err(serde::de::Error::custom(format_args!("unrecognized resultType {other:?}")))
+            }
             Some(None) => Err(serde::de::Error::custom("resultType must be a string")),
         }
     }

@@ -37,3 +37,25 @@ impl<'de> Deserialize<'de> for MapKey<'de> {
         deserializer.deserialize_str(KeyVisitor)
     }
 }
+
+thread_local! {
+    static UNKNOWN_MEMBERS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records that a decoder kept a member it does not model in `extra`. Tests use this to prove
+/// that every member of the specification's examples is recognized, not merely carried; the
+/// cost is paid only on the rare path of an unknown member.
+pub fn note_unknown_member(name: &str) {
+    UNKNOWN_MEMBERS.with(|m| {
+        let mut m = m.borrow_mut();
+        // Bounded so that a peer sending many unknown members cannot grow it without limit.
+        if m.len() < 64 {
+            m.push(name.to_owned());
+        }
+    });
+}
+
+/// Takes the unknown members recorded on this thread since the last call.
+pub fn take_unknown_members() -> Vec<String> {
+    UNKNOWN_MEMBERS.with(|m| std::mem::take(&mut *m.borrow_mut()))
+}

@@ -138,20 +138,31 @@ pub fn decode_message(bytes: &[u8], options: DecodeOptions) -> Result<Message, D
     match decode(bytes, DecodeOptions { allow_batch: false, ..options })? {
         Incoming::Single(m) => Ok(m),
         // Unreachable with allow_batch = false; answered as the batch refusal it would be.
-        Incoming::Batch(_) => Err(DecodeError::new(DecodeErrorKind::BatchNotAllowed, None, "batches are not allowed")),
+        Incoming::Batch(_) => {
+            Err(DecodeError::new(DecodeErrorKind::BatchNotAllowed, None, "batches are not allowed"))
+        }
     }
 }
 
 /// Decodes one input (a line, an HTTP body) into a message or a batch.
 pub fn decode(bytes: &[u8], options: DecodeOptions) -> Result<Incoming, DecodeError> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
-        return Err(DecodeError::new(DecodeErrorKind::ByteOrderMark, None, "a byte-order mark precedes the JSON"));
+        return Err(DecodeError::new(
+            DecodeErrorKind::ByteOrderMark,
+            None,
+            "a byte-order mark precedes the JSON",
+        ));
     }
     let first = bytes.iter().copied().find(|b| !b.is_ascii_whitespace());
     if first == Some(b'[') {
-        let items: Vec<RawJson> = serde_json::from_slice(bytes).map_err(|e| not_json_or(e, DecodeErrorKind::NotAnObject))?;
+        let items: Vec<RawJson> =
+            serde_json::from_slice(bytes).map_err(|e| not_json_or(e, DecodeErrorKind::NotAnObject))?;
         if !options.allow_batch {
-            return Err(DecodeError::new(DecodeErrorKind::BatchNotAllowed, None, "batches are not allowed in this protocol revision"));
+            return Err(DecodeError::new(
+                DecodeErrorKind::BatchNotAllowed,
+                None,
+                "batches are not allowed in this protocol revision",
+            ));
         }
         if items.is_empty() {
             return Err(DecodeError::new(DecodeErrorKind::EmptyBatch, None, "empty batch"));
@@ -171,7 +182,8 @@ fn not_json_or(e: serde_json::Error, otherwise: DecodeErrorKind) -> DecodeError 
 }
 
 fn decode_object(bytes: &[u8], options: DecodeOptions) -> Result<Message, DecodeError> {
-    let raw: RawEnvelope = serde_json::from_slice(bytes).map_err(|e| not_json_or(e, DecodeErrorKind::NotAnObject))?;
+    let raw: RawEnvelope =
+        serde_json::from_slice(bytes).map_err(|e| not_json_or(e, DecodeErrorKind::NotAnObject))?;
     raw.into_message(options)
 }
 
@@ -255,7 +267,11 @@ impl RawEnvelope {
                 return Err(DecodeError::new(K::BadMethod, id, "`method` must be a string"));
             };
             if self.result.is_some() || self.error.is_some() {
-                return Err(DecodeError::new(K::NotAMessage, id, "a message cannot have both `method` and `result`/`error`"));
+                return Err(DecodeError::new(
+                    K::NotAMessage,
+                    id,
+                    "a message cannot have both `method` and `result`/`error`",
+                ));
             }
             let params = match self.params {
                 Some(p) if p.get().starts_with('{') => Some(p),
@@ -275,26 +291,46 @@ impl RawEnvelope {
         };
         let result = match (self.result, self.error) {
             (Some(_), Some(_)) => {
-                return Err(DecodeError::new(K::NotAMessage, response_id.request_id().cloned(), "a response cannot have both `result` and `error`"));
+                return Err(DecodeError::new(
+                    K::NotAMessage,
+                    response_id.request_id().cloned(),
+                    "a response cannot have both `result` and `error`",
+                ));
             }
             (Some(result), None) => {
                 if response_id.request_id().is_none() {
-                    return Err(DecodeError::new(K::ResponseWithoutId, None, "a result response needs an id"));
+                    return Err(DecodeError::new(
+                        K::ResponseWithoutId,
+                        None,
+                        "a result response needs an id",
+                    ));
                 }
                 Ok(result)
             }
             (None, Some(error)) => match serde_json::from_str::<ErrorObject>(error.get()) {
                 Ok(e) => Err(e),
                 Err(e) => {
-                    return Err(DecodeError::new(K::BadErrorObject, response_id.request_id().cloned(), format!("invalid `error`: {e}")));
+                    return Err(DecodeError::new(
+                        K::BadErrorObject,
+                        response_id.request_id().cloned(),
+                        format!("invalid `error`: {e}"),
+                    ));
                 }
             },
             (None, None) => {
-                return Err(DecodeError::new(K::NotAMessage, response_id.request_id().cloned(), "neither a request, a notification nor a response"));
+                return Err(DecodeError::new(
+                    K::NotAMessage,
+                    response_id.request_id().cloned(),
+                    "neither a request, a notification nor a response",
+                ));
             }
         };
         if !options.accept_responses {
-            return Err(DecodeError::new(K::UnexpectedResponse, response_id.request_id().cloned(), "a response was sent where a request was due"));
+            return Err(DecodeError::new(
+                K::UnexpectedResponse,
+                response_id.request_id().cloned(),
+                "a response was sent where a request was due",
+            ));
         }
         Ok(Message::Response(Response { id: response_id, result }))
     }

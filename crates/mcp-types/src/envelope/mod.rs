@@ -90,8 +90,16 @@ pub struct Response {
 
 impl Request {
     /// A request with typed params.
-    pub fn new<P: Serialize>(id: impl Into<RequestId>, method: impl Into<String>, params: &P) -> serde_json::Result<Self> {
-        Ok(Request { id: id.into(), method: method.into(), params: Some(serde_json::value::to_raw_value(params)?) })
+    pub fn new<P: Serialize>(
+        id: impl Into<RequestId>,
+        method: impl Into<String>,
+        params: &P,
+    ) -> serde_json::Result<Self> {
+        Ok(Request {
+            id: id.into(),
+            method: method.into(),
+            params: Some(serde_json::value::to_raw_value(params)?),
+        })
     }
 
     /// A request for method `M`.
@@ -123,9 +131,13 @@ impl Notification {
     }
 }
 
-fn parse_params<T: serde::de::DeserializeOwned>(raw: Option<&RawValue>, method: &str) -> Result<T, ErrorObject> {
+fn parse_params<T: serde::de::DeserializeOwned>(
+    raw: Option<&RawValue>,
+    method: &str,
+) -> Result<T, ErrorObject> {
     let text = raw.map_or("{}", RawValue::get);
-    serde_json::from_str(text).map_err(|e| ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| ErrorObject::invalid_params(format!("Invalid params for {method}: {e}")))
 }
 
 impl Response {
@@ -140,7 +152,9 @@ impl Response {
     }
 
     /// Decodes the result as `T`.
-    pub fn result_as<T: serde::de::DeserializeOwned>(&self) -> Result<Result<T, serde_json::Error>, &ErrorObject> {
+    pub fn result_as<T: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Result<T, serde_json::Error>, &ErrorObject> {
         match &self.result {
             Ok(raw) => Ok(serde_json::from_str(raw.get())),
             Err(e) => Err(e),

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Architecture invariants (docs/ARCHITECTURE.md), checked mechanically.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+
+# Invariant: mcp-types does IO-free, async-free work — it never depends on tokio, hyper,
+# reqwest, axum or any other runtime crate, directly or transitively.
+deps=$(cargo tree -p mcp-types -e normal --prefix none --locked | sed 's/ .*//' | sort -u)
+for forbidden in tokio hyper reqwest axum tower mio futures async-trait anyhow; do
+  if grep -qx "$forbidden" <<<"$deps"; then
+    echo "invariant broken: mcp-types depends on $forbidden" >&2
+    fail=1
+  fi
+done
+
+# Invariant: anyhow only in the binary crate.
+for manifest in crates/*/Cargo.toml; do
+  case "$manifest" in crates/mcpkit/*) continue ;; esac
+  if grep -q '^anyhow' "$manifest"; then
+    echo "invariant broken: $manifest depends on anyhow" >&2
+    fail=1
+  fi
+done
+
+# Invariant: no unsafe code anywhere (also forbidden by the workspace lint).
+if grep -rn --include='*.rs' -E '\bunsafe\s*(\{|fn|impl)' crates fuzz/fuzz_targets; then
+  echo "invariant broken: unsafe code" >&2
+  fail=1
+fi
+
+# Invariant: files fit in a head.
+while IFS= read -r f; do
+  n=$(wc -l <"$f")
+  if [ "$n" -gt 1000 ]; then
+    echo "invariant broken: $f has $n lines (split it along its concepts)" >&2
+    fail=1
+  fi
+done < <(find crates -name '*.rs')
+
+exit $fail
