@@ -52,6 +52,7 @@ pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
+pub mod unions;
 pub mod version;
 
 pub use capabilities::*;
@@ -85,6 +86,7 @@ pub use sampling::*;
 pub use subscriptions::*;
 pub use tasks::*;
 pub use tools::*;
+pub use unions::{ClientNotification, ClientRequest, ServerNotification, ServerRequest};
 pub use version::{Era, ProtocolVersion};
 
 /// The zero-sized method types, one per request and notification method, each tying its
