@@ -17,6 +17,9 @@ macro_rules! union {
         $name:ident ($raw:ident) { $( $(#[$vm:meta])* $variant:ident($method:ident) ),* $(,)? }
     ) => {
         $(#[$m])*
+        // Unboxed: a decoded request is matched and consumed at once; boxing would cost an
+        // allocation per message on the dispatch path.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone, PartialEq)]
         pub enum $name {
             $( $(#[$vm])* $variant(<$method as $raw>::Params), )*
