@@ -1,0 +1,276 @@
+//! Extractors: what a handler declares as arguments.
+//!
+//! Like axum, a handler is a plain async function whose arguments are extractors. Extractors
+//! that *read* the request's context ([`FromCall`]: [`State`], [`Progress`], [`Cancel`],
+//! [`Log`], [`Meta`], [`ClientCaps`], [`Version`], [`Peer`](crate::Peer), any number, any
+//! order) come first; the one that *consumes* the arguments ([`FromCallLast`]: [`Args`]) comes
+//! last, at most once — the type system enforces both. The input schema of a tool is the
+//! schema of its `Args<T>`.
+
+use std::any::type_name;
+use std::sync::{Arc, Mutex};
+
+use mcp_types::methods::{LoggingMessage, Progress as ProgressMethod};
+use mcp_types::{
+    ClientCapabilities, JsonObject, JsonValue, LoggingLevel, LoggingMessageNotificationParams, Notification,
+    ProgressNotificationParams, ProgressToken, ProtocolVersion, RequestMeta,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+
+use crate::call::{Call, Mode};
+use crate::session::SessionHandle;
+use crate::sink::MessageSink;
+
+/// Why an extractor could not produce its value.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Rejection {
+    /// The arguments do not fit the handler's argument type (a tool error, `-32602` for a
+    /// prompt).
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// A server misconfiguration, such as a `State<T>` that was never registered (`-32603`).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// An extractor that reads the request's context. Any number, in any order.
+pub trait FromCall: Sized + Send + 'static {
+    /// Produces the value from the request's context.
+    fn from_call(call: &Call) -> Result<Self, Rejection>;
+}
+
+/// An extractor that may consume the request (its arguments). At most one, in last position.
+pub trait FromCallLast: Sized + Send + 'static {
+    /// Produces the value, possibly taking parts of the request.
+    fn from_call_last(call: &mut Call) -> Result<Self, Rejection>;
+
+    /// The JSON Schema of the arguments this extractor accepts, when it consumes arguments.
+    fn input_schema() -> Option<JsonObject> {
+        None
+    }
+}
+
+impl<T: FromCall> FromCallLast for T {
+    fn from_call_last(call: &mut Call) -> Result<Self, Rejection> {
+        T::from_call(call)
+    }
+}
+
+/// The arguments, deserialized into `T`; `T`'s JSON Schema is the tool's `inputSchema`.
+#[derive(Debug, Clone)]
+pub struct Args<T>(pub T);
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallLast for Args<T> {
+    fn from_call_last(call: &mut Call) -> Result<Self, Rejection> {
+        let arguments = call.arguments.take().unwrap_or_default();
+        serde_json::from_value(JsonValue::Object(arguments))
+            .map(Args)
+            .map_err(|e| Rejection::InvalidArguments(e.to_string()))
+    }
+
+    fn input_schema() -> Option<JsonObject> {
+        Some(crate::schema::schema_for::<T>())
+    }
+}
+
+/// Shared application state registered with `ServerBuilder::state`.
+#[derive(Debug, Clone)]
+pub struct State<S>(pub S);
+
+impl<S: Clone + Send + Sync + 'static> FromCall for State<S> {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        call.server.state::<S>().map(State).ok_or_else(|| {
+            Rejection::Internal(format!("no state of type {} was registered", type_name::<S>()))
+        })
+    }
+}
+
+/// The request's `_meta`.
+#[derive(Debug, Clone)]
+pub struct Meta(pub RequestMeta);
+
+impl FromCall for Meta {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(Meta(call.meta.clone()))
+    }
+}
+
+/// The client's declared capabilities for this request.
+#[derive(Debug, Clone)]
+pub struct ClientCaps(pub ClientCapabilities);
+
+impl FromCall for ClientCaps {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(ClientCaps(call.client_capabilities.clone()))
+    }
+}
+
+/// The protocol revision of this request.
+#[derive(Debug, Clone, Copy)]
+pub struct Version(pub ProtocolVersion);
+
+impl FromCall for Version {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(Version(call.version))
+    }
+}
+
+/// Cancellation of this request: the client cancelled, the call timed out, or the connection
+/// closed. Cooperative handlers check it; the server also drops the handler's future.
+#[derive(Debug, Clone)]
+pub struct Cancel(pub CancellationToken);
+
+impl Cancel {
+    /// True once the request is cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.0.cancelled().await
+    }
+}
+
+impl FromCall for Cancel {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(Cancel(call.cancel.clone()))
+    }
+}
+
+/// Progress reporting. Notifications are sent only when the request carried a
+/// `progressToken`, only while it is running, and only when the value increases.
+#[derive(Clone)]
+pub struct Progress {
+    token: Option<ProgressToken>,
+    sink: Arc<dyn MessageSink>,
+    cancel: CancellationToken,
+    last: Arc<Mutex<Option<f64>>>,
+}
+
+impl FromCall for Progress {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(Progress {
+            token: call.progress_token().cloned(),
+            sink: call.sink.clone(),
+            cancel: call.cancel.clone(),
+            last: Arc::default(),
+        })
+    }
+}
+
+impl Progress {
+    /// True when the client asked for progress.
+    pub fn is_requested(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Reports progress. A value not above the last one reported is dropped (the spec requires
+    /// progress to increase with each notification).
+    pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.token else { return };
+        if self.cancel.is_cancelled() || !progress.is_finite() {
+            return;
+        }
+        {
+            let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|l| progress <= l) {
+                return;
+            }
+            *last = Some(progress);
+        }
+        let params = ProgressNotificationParams {
+            progress_token: token.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+            meta: None,
+            extra: Default::default(),
+        };
+        if let Ok(n) = Notification::typed::<ProgressMethod>(&params) {
+            self.sink.send(mcp_types::Message::Notification(n).to_vec()).await;
+        }
+    }
+}
+
+/// Logging to the client (`notifications/message`), filtered by the level the client asked
+/// for: `_meta["io.modelcontextprotocol/logLevel"]` on modern requests (absent: nothing is
+/// sent), `logging/setLevel` in legacy sessions.
+#[derive(Clone)]
+pub struct Log {
+    filter: LogFilter,
+    sink: Arc<dyn MessageSink>,
+    cancel: CancellationToken,
+    logger: Option<String>,
+}
+
+#[derive(Clone)]
+enum LogFilter {
+    Modern(Option<LoggingLevel>),
+    Legacy(SessionHandle),
+}
+
+impl FromCall for Log {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        let filter = match &call.mode {
+            Mode::Modern => LogFilter::Modern(call.meta.log_level),
+            Mode::Legacy(session) => LogFilter::Legacy(session.clone()),
+        };
+        Ok(Log { filter, sink: call.sink.clone(), cancel: call.cancel.clone(), logger: None })
+    }
+}
+
+impl Log {
+    /// The same logger, naming its messages' source.
+    pub fn named(mut self, logger: impl Into<String>) -> Self {
+        self.logger = Some(logger.into());
+        self
+    }
+
+    /// True when a message at `level` would be sent.
+    pub fn enabled(&self, level: LoggingLevel) -> bool {
+        match &self.filter {
+            LogFilter::Modern(min) => min.is_some_and(|min| level >= min),
+            LogFilter::Legacy(session) => session.wants_log(level),
+        }
+    }
+
+    /// Sends a log message with arbitrary JSON data.
+    pub async fn log(&self, level: LoggingLevel, data: impl Into<JsonValue>) {
+        if self.cancel.is_cancelled() || !self.enabled(level) {
+            return;
+        }
+        let params = LoggingMessageNotificationParams {
+            level,
+            logger: self.logger.clone(),
+            data: data.into(),
+            meta: None,
+            extra: Default::default(),
+        };
+        if let Ok(n) = Notification::typed::<LoggingMessage>(&params) {
+            self.sink.send(mcp_types::Message::Notification(n).to_vec()).await;
+        }
+    }
+
+    /// Logs at `debug`.
+    pub async fn debug(&self, data: impl Into<JsonValue>) {
+        self.log(LoggingLevel::Debug, data).await
+    }
+
+    /// Logs at `info`.
+    pub async fn info(&self, data: impl Into<JsonValue>) {
+        self.log(LoggingLevel::Info, data).await
+    }
+
+    /// Logs at `warning`.
+    pub async fn warning(&self, data: impl Into<JsonValue>) {
+        self.log(LoggingLevel::Warning, data).await
+    }
+
+    /// Logs at `error`.
+    pub async fn error(&self, data: impl Into<JsonValue>) {
+        self.log(LoggingLevel::Error, data).await
+    }
+}

@@ -1,0 +1,85 @@
+//! The MCP server role: the API a Rust developer uses to write an MCP server, one dispatch
+//! that serves modern (2026-07-28, stateless) and legacy (2025-11-25 and older, sessions)
+//! clients from the same handlers, and the stdio transport.
+//!
+//! ```no_run
+//! use mcp_server::{Args, Server, Tools};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct EchoArgs {
+//!     /// The text to send back.
+//!     text: String,
+//! }
+//!
+//! async fn echo(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
+//!     text
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::builder("echo-server", "1.0.0")
+//!     .tools(Tools::new().add("echo", "Echo the text back", echo))
+//!     .build()?;
+//! server.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! What this crate does: registries of tools, resources, prompts and completions; handlers
+//! as plain async functions with typed extractors; dispatch and validation for both eras;
+//! MRTR with integrity-protected `requestState`; legacy sessions with server→client
+//! requests; progress, logging, cancellation; change notifications; stdio serving.
+//!
+//! What it does not do: HTTP (a transport crate mounts [`Server`] over Streamable HTTP using
+//! [`Connection`] and [`Server::handle_request`]), or anything of the client role.
+
+#![warn(missing_docs)]
+
+mod call;
+mod completion;
+mod connection;
+mod extract;
+mod handler;
+mod peer;
+mod prompts;
+mod request_state;
+mod resources;
+mod router;
+mod schema;
+mod server;
+mod session;
+mod sink;
+mod stdio;
+mod tools;
+pub mod uri_template;
+
+pub use call::Call;
+pub use completion::{CompletionRequest, Completions};
+pub use connection::{Connection, DuplicateId, InFlight};
+pub use extract::{
+    Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Progress, Rejection, State, Version,
+};
+pub use handler::{BoxFuture, Handler};
+pub use peer::{AskError, Peer};
+pub use prompts::{IntoPromptResult, PromptError, Prompts};
+pub use request_state::{StateError, StateKey};
+pub use resources::{Blob, IntoContents, ResourceError, Resources, Uri, UriVars};
+pub use router::Reply;
+pub use schema::{object_schema, schema_for};
+pub use server::{BuildError, CachePolicy, Change, Server, ServerBuilder, ServerConfig};
+pub use session::{LegacySession, PeerAnswer, SessionClosed, SessionHandle};
+pub use sink::{ChannelSink, MessageSink, NullSink, SendFuture};
+pub use tools::{IntoToolResult, Json, RegistrationError, ToolError, Tools};
+
+impl Call {
+    /// Runs an extractor against this call (for dynamic tools registered with
+    /// [`Tools::add_dyn`]).
+    pub fn extract<E: FromCall>(&self) -> Result<E, Rejection> {
+        E::from_call(self)
+    }
+
+    /// Takes the arguments (for dynamic tools).
+    pub fn arguments(&mut self) -> mcp_types::JsonObject {
+        self.arguments.take().unwrap_or_default()
+    }
+}

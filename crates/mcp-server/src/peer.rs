@@ -1,0 +1,214 @@
+//! Asking the client for input — elicitation, sampling, roots — with one call that serves both
+//! eras.
+//!
+//! * **Modern (2026-07-28, MRTR):** if the retried request already carries the answer under the
+//!   given key, the call returns it at once. Otherwise the call records the request and never
+//!   completes; the router notices the handler is blocked on the client, drops its future and
+//!   answers with an `InputRequiredResult` whose integrity-protected `requestState` carries the
+//!   answers gathered so far. The client's retry runs the handler again from the start, and
+//!   this time the call returns the answer. Handlers therefore keep side effects after their
+//!   questions, or make them idempotent.
+//! * **Legacy (a session):** the call sends a real server→client request and awaits the answer.
+//!
+//! A capability the client did not declare is never asked for: modern requests fail with
+//! `-32021` naming it; legacy calls return [`AskError::Unsupported`].
+
+use std::sync::Arc;
+
+use mcp_types::methods::{CreateMessage, Elicit, ListRoots};
+use mcp_types::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
+    ElicitRequestParams, ElicitRequestURLParams, ElicitResult, ElicitationCapability, ErrorObject,
+    InlineRequest, InputRequest, InputResponse, ListRootsParams, ListRootsResult, RequestMethod,
+    RootsCapability, SamplingCapability,
+};
+use serde::de::DeserializeOwned;
+
+use crate::call::{AskState, Call, Mode};
+use crate::extract::FromCall;
+use crate::session::SessionClosed;
+
+/// Why asking the client failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AskError {
+    /// The client did not declare the capability (legacy sessions; modern requests fail with
+    /// `-32021` instead).
+    #[error("the client does not support {0}")]
+    Unsupported(&'static str),
+    /// The client answered with a JSON-RPC error.
+    #[error("the client refused: {0}")]
+    Rejected(ErrorObject),
+    /// The client's answer did not have the expected shape.
+    #[error("the client's answer is invalid: {0}")]
+    InvalidAnswer(String),
+    /// The connection to the client is gone.
+    #[error("the client connection is closed")]
+    Closed,
+}
+
+impl From<SessionClosed> for AskError {
+    fn from(_: SessionClosed) -> Self {
+        AskError::Closed
+    }
+}
+
+/// The extractor for asking the client: elicitation, sampling and roots.
+#[derive(Clone)]
+pub struct Peer {
+    mode: Mode,
+    capabilities: ClientCapabilities,
+    asks: Arc<AskState>,
+}
+
+impl FromCall for Peer {
+    fn from_call(call: &Call) -> Result<Self, crate::extract::Rejection> {
+        Ok(Peer {
+            mode: call.mode.clone(),
+            capabilities: call.client_capabilities.clone(),
+            asks: call.asks.clone(),
+        })
+    }
+}
+
+impl Peer {
+    /// The client's declared capabilities.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// Asks the user to fill in a form (`elicitation/create`, form mode).
+    pub async fn elicit(&self, key: &str, params: ElicitRequestFormParams) -> Result<ElicitResult, AskError> {
+        let supported =
+            self.capabilities.elicitation.as_ref().is_some_and(ElicitationCapability::supports_form);
+        if !supported {
+            return self
+                .missing(
+                    "form elicitation",
+                    ClientCapabilities {
+                        elicitation: Some(ElicitationCapability::default()),
+                        ..Default::default()
+                    },
+                )
+                .await;
+        }
+        let params = ElicitRequestParams::Form(params);
+        self.ask::<Elicit>(key, params, InputRequest::Elicit, |r| match r {
+            InputResponse::Elicit(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Asks the user to visit a URL (`elicitation/create`, URL mode, 2025-11-25 and later).
+    pub async fn elicit_url(
+        &self,
+        key: &str,
+        mut params: ElicitRequestURLParams,
+    ) -> Result<ElicitResult, AskError> {
+        let supported =
+            self.capabilities.elicitation.as_ref().is_some_and(ElicitationCapability::supports_url);
+        if !supported {
+            let required = ElicitationCapability { url: Some(Default::default()), ..Default::default() };
+            return self
+                .missing(
+                    "URL elicitation",
+                    ClientCapabilities { elicitation: Some(required), ..Default::default() },
+                )
+                .await;
+        }
+        if matches!(self.mode, Mode::Legacy(_)) && params.elicitation_id.is_none() {
+            // 2025-11-25 requires an id to correlate `notifications/elicitation/complete`.
+            params.elicitation_id = Some(format!("{key}-{}", crate::request_state::nonce()));
+        }
+        self.ask::<Elicit>(key, ElicitRequestParams::Url(params), InputRequest::Elicit, |r| match r {
+            InputResponse::Elicit(e) => Some(e.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage`).
+    pub async fn sample(
+        &self,
+        key: &str,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, AskError> {
+        let sampling = self.capabilities.sampling.as_ref();
+        let needs_tools = params.tools.is_some() || params.tool_choice.is_some();
+        if sampling.is_none() || (needs_tools && sampling.is_some_and(|s| s.tools.is_none())) {
+            let mut required = SamplingCapability::default();
+            if needs_tools {
+                required.tools = Some(Default::default());
+            }
+            return self
+                .missing("sampling", ClientCapabilities { sampling: Some(required), ..Default::default() })
+                .await;
+        }
+        self.ask::<CreateMessage>(key, params, InputRequest::CreateMessage, |r| match r {
+            InputResponse::CreateMessage(m) => Some(m.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Asks for the client's roots (`roots/list`).
+    pub async fn roots(&self, key: &str) -> Result<ListRootsResult, AskError> {
+        if self.capabilities.roots.is_none() {
+            return self
+                .missing(
+                    "roots",
+                    ClientCapabilities { roots: Some(RootsCapability::default()), ..Default::default() },
+                )
+                .await;
+        }
+        self.ask::<ListRoots>(key, ListRootsParams::default(), InputRequest::ListRoots, |r| match r {
+            InputResponse::ListRoots(l) => Some(l.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    async fn missing<T>(&self, what: &'static str, required: ClientCapabilities) -> Result<T, AskError> {
+        match &self.mode {
+            Mode::Legacy(_) => Err(AskError::Unsupported(what)),
+            Mode::Modern => {
+                self.asks.require(required);
+                std::future::pending().await
+            }
+        }
+    }
+
+    async fn ask<M>(
+        &self,
+        key: &str,
+        params: M::Params,
+        wrap: fn(InlineRequest<M>) -> InputRequest,
+        answer: fn(&InputResponse) -> Option<M::Result>,
+    ) -> Result<M::Result, AskError>
+    where
+        M: RequestMethod,
+        M::Result: DeserializeOwned,
+    {
+        match &self.mode {
+            Mode::Modern => {
+                if let Some(found) = self.asks.answers.get(key).and_then(answer) {
+                    return Ok(found);
+                }
+                // Missing or malformed: ask (again). The spec prefers a new InputRequiredResult
+                // over an error when the client left something out.
+                self.asks.ask(key, wrap(InlineRequest::new(params)));
+                std::future::pending().await
+            }
+            Mode::Legacy(session) => {
+                let params =
+                    serde_json::to_value(&params).map_err(|e| AskError::InvalidAnswer(e.to_string()))?;
+                match session.request(M::METHOD, &params).await? {
+                    Ok(raw) => {
+                        serde_json::from_str(raw.get()).map_err(|e| AskError::InvalidAnswer(e.to_string()))
+                    }
+                    Err(e) => Err(AskError::Rejected(e)),
+                }
+            }
+        }
+    }
+}

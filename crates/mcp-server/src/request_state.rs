@@ -1,0 +1,213 @@
+//! The MRTR `requestState`: opaque to the client, integrity-protected for the server.
+//!
+//! Format: `base64url(payload) "." base64url(HMAC-SHA256(key, payload))`, where the payload is
+//! JSON holding the method, a digest of the request's salient params (tool name and
+//! arguments, prompt name and arguments, resource URI), an expiry, and the answers the client
+//! gave in earlier rounds (the client only sends the current round's answers on each retry).
+//! A state that fails verification, has expired, or belongs to another request is a
+//! JSON-RPC error, never a result (DECISIONS.md).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use mcp_types::InputResponse;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// A server's key for protecting request state.
+#[derive(Clone)]
+pub struct StateKey([u8; 32]);
+
+impl std::fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StateKey(..)")
+    }
+}
+
+impl StateKey {
+    /// A fresh random key (per process). Servers behind a load balancer share one key with
+    /// [`StateKey::from_bytes`] so any instance can verify any instance's state.
+    pub fn random() -> Self {
+        let mut key = [0u8; 32];
+        fill_random(&mut key);
+        StateKey(key)
+    }
+
+    /// A key from bytes.
+    pub fn from_bytes(key: [u8; 32]) -> Self {
+        StateKey(key)
+    }
+}
+
+fn fill_random(buf: &mut [u8]) {
+    // The OS CSPRNG does not fail on supported platforms; if it ever did, refusing to run is
+    // better than protecting state with a predictable key.
+    getrandom::fill(buf).expect("the operating system's random number generator failed");
+}
+
+/// A short random hex string.
+pub(crate) fn nonce() -> String {
+    let mut bytes = [0u8; 8];
+    fill_random(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Serialize, Deserialize)]
+struct Payload {
+    /// The method.
+    m: String,
+    /// Hex SHA-256 of the salient params.
+    d: String,
+    /// Expiry, seconds since the epoch.
+    e: u64,
+    /// Answers from earlier rounds.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    a: BTreeMap<String, InputResponse>,
+    /// A nonce, so that two rounds never produce the same state.
+    n: String,
+}
+
+/// Why a request state was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum StateError {
+    /// Not produced by this server's key, or altered.
+    #[error("requestState failed integrity verification")]
+    Tampered,
+    /// Older than its lifetime.
+    #[error("requestState has expired")]
+    Expired,
+    /// Produced for a different request.
+    #[error("requestState belongs to a different request")]
+    Mismatch,
+}
+
+/// The digest binding a state to a request: method plus its salient params.
+pub(crate) fn digest(method: &str, subject: &str, arguments: Option<&serde_json::Value>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(method.as_bytes());
+    hasher.update([0]);
+    hasher.update(subject.as_bytes());
+    hasher.update([0]);
+    if let Some(arguments) = arguments {
+        // serde_json maps are sorted, so equal arguments serialize to equal bytes.
+        hasher.update(arguments.to_string().as_bytes());
+    }
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn mac(key: &StateKey) -> HmacSha256 {
+    // HMAC accepts keys of any length; a 32-byte key cannot be rejected.
+    <HmacSha256 as KeyInit>::new_from_slice(&key.0).expect("HMAC takes any key length")
+}
+
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Seals a new state.
+pub(crate) fn seal(
+    key: &StateKey,
+    method: &str,
+    digest: String,
+    answers: BTreeMap<String, InputResponse>,
+    ttl: Duration,
+) -> String {
+    let payload =
+        Payload { m: method.to_owned(), d: digest, e: now() + ttl.as_secs(), a: answers, n: nonce() };
+    // The payload holds only strings, numbers and already-valid JSON values.
+    let json = serde_json::to_vec(&payload).unwrap_or_default();
+    let mut m = mac(key);
+    m.update(&json);
+    let tag = m.finalize().into_bytes();
+    format!("{}.{}", URL_SAFE_NO_PAD.encode(&json), URL_SAFE_NO_PAD.encode(tag))
+}
+
+/// Verifies a state and returns the answers it carries.
+pub(crate) fn open(
+    key: &StateKey,
+    state: &str,
+    method: &str,
+    digest: &str,
+) -> Result<BTreeMap<String, InputResponse>, StateError> {
+    let (body, tag) = state.split_once('.').ok_or(StateError::Tampered)?;
+    let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Tampered)?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
+    let mut m = mac(key);
+    m.update(&json);
+    m.verify_slice(&tag).map_err(|_| StateError::Tampered)?;
+    let payload: Payload = serde_json::from_slice(&json).map_err(|_| StateError::Tampered)?;
+    if payload.e < now() {
+        return Err(StateError::Expired);
+    }
+    if payload.m != method || payload.d != digest {
+        return Err(StateError::Mismatch);
+    }
+    Ok(payload.a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answers() -> BTreeMap<String, InputResponse> {
+        let mut a = BTreeMap::new();
+        a.insert(
+            "k".to_owned(),
+            serde_json::from_str(r#"{"action":"accept","content":{"ok":true}}"#).unwrap(),
+        );
+        a
+    }
+
+    #[test]
+    fn a_sealed_state_opens_with_its_answers() {
+        let key = StateKey::random();
+        let d = digest("tools/call", "t", Some(&serde_json::json!({"x": 1})));
+        let state = seal(&key, "tools/call", d.clone(), answers(), Duration::from_secs(60));
+        assert_eq!(open(&key, &state, "tools/call", &d).unwrap(), answers());
+    }
+
+    #[test]
+    fn tampering_another_key_expiry_and_mismatch_are_refused() {
+        let key = StateKey::random();
+        let d = digest("tools/call", "t", None);
+        let state = seal(&key, "tools/call", d.clone(), answers(), Duration::from_secs(60));
+        assert_eq!(open(&key, &format!("{state}-TAMPERED"), "tools/call", &d), Err(StateError::Tampered));
+        assert_eq!(open(&key, "garbage", "tools/call", &d), Err(StateError::Tampered));
+        let (body, tag) = state.split_once('.').unwrap();
+        let mut bytes = URL_SAFE_NO_PAD.decode(body).unwrap();
+        bytes[3] ^= 1;
+        assert_eq!(
+            open(&key, &format!("{}.{tag}", URL_SAFE_NO_PAD.encode(bytes)), "tools/call", &d),
+            Err(StateError::Tampered)
+        );
+        assert_eq!(open(&StateKey::random(), &state, "tools/call", &d), Err(StateError::Tampered));
+        assert_eq!(open(&key, &state, "prompts/get", &d), Err(StateError::Mismatch));
+        assert_eq!(
+            open(&key, &state, "tools/call", &digest("tools/call", "other", None)),
+            Err(StateError::Mismatch)
+        );
+        let expired = seal(&key, "tools/call", d.clone(), answers(), Duration::ZERO);
+        // Expiry has one-second resolution: wait until the state is strictly older.
+        let payload: Payload =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(expired.split('.').next().unwrap()).unwrap())
+                .unwrap();
+        if payload.e >= now() {
+            std::thread::sleep(Duration::from_millis(1100));
+        }
+        assert_eq!(open(&key, &expired, "tools/call", &d), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn two_rounds_never_share_a_state() {
+        let key = StateKey::random();
+        let d = digest("tools/call", "t", None);
+        let a = seal(&key, "tools/call", d.clone(), BTreeMap::new(), Duration::from_secs(60));
+        let b = seal(&key, "tools/call", d, BTreeMap::new(), Duration::from_secs(60));
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,295 @@
+//! The feature methods: tools, resources, prompts, completion — one implementation for both
+//! eras.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion,
+    CompletionReference, ErrorObject, GetPromptRequestParams, JsonObject, JsonValue, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult,
+};
+
+use super::finish::Cacheable;
+use super::mrtr::{Run, run};
+use super::{Ctx, Failure, Routed, resource_not_found};
+use crate::call::{AskState, Call};
+use crate::completion::CompletionRequest;
+use crate::extract::Rejection;
+use crate::prompts::PromptFailure;
+use crate::resources::ReadFailure;
+use crate::server::Server;
+
+/// One page of a list, and the cursor of the next page.
+fn page<T: Clone>(
+    items: &[T],
+    cursor: Option<&str>,
+    size: usize,
+) -> Result<(Vec<T>, Option<String>), Failure> {
+    let start = match cursor {
+        None => 0,
+        Some(cursor) => decode_cursor(cursor)
+            .filter(|&offset| offset <= items.len())
+            .ok_or_else(|| Failure::bad_request(ErrorObject::invalid_params("invalid cursor")))?,
+    };
+    let end = start.saturating_add(size.max(1)).min(items.len());
+    let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
+    Ok((items[start..end].to_vec(), next))
+}
+
+fn decode_cursor(cursor: &str) -> Option<usize> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    std::str::from_utf8(&bytes).ok()?.strip_prefix("o:")?.parse().ok()
+}
+
+impl Ctx<'_> {
+    fn list_cache<T: Cacheable>(&self, result: &mut T) {
+        if self.modern() {
+            let cache = &self.server.inner.config.cache;
+            result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
+        }
+    }
+
+    fn call(&self, asks: Arc<AskState>, arguments: Option<JsonObject>, uri: Option<String>) -> Call {
+        Call {
+            server: self.server.inner.clone(),
+            mode: self.mode.clone(),
+            version: self.version,
+            meta: self.meta.clone(),
+            client_capabilities: self.capabilities.clone(),
+            sink: self.connection.sink.clone(),
+            cancel: self.cancel.child_token(),
+            asks,
+            arguments,
+            uri,
+            uri_variables: BTreeMap::new(),
+        }
+    }
+}
+
+fn internal(message: impl Into<String>) -> Failure {
+    Failure::after_dispatch(ErrorObject::internal(message))
+}
+
+impl Server {
+    pub(super) fn list_tools(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
+        let tools = self.inner.tools.load();
+        let defs: Vec<_> = tools.definitions().cloned().collect();
+        let (tools, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let mut result = ListToolsResult { tools, next_cursor, ..Default::default() };
+        ctx.list_cache(&mut result);
+        ctx.finish(result)
+    }
+
+    pub(super) async fn call_tool(&self, ctx: &Ctx<'_>, params: CallToolRequestParams) -> Routed {
+        let entry = {
+            let tools = self.inner.tools.load();
+            tools.get(&params.name).cloned()
+        };
+        let Some(entry) = entry else {
+            return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                "Unknown tool: {}",
+                params.name
+            ))));
+        };
+        let arguments = JsonValue::Object(params.arguments.unwrap_or_default());
+        let answers = self.answers(
+            ctx,
+            "tools/call",
+            &params.name,
+            Some(&arguments),
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        if let Err(violation) = entry.input.validate(&arguments) {
+            let message = format!("Invalid arguments for tool {}: {violation}", params.name);
+            return ctx.finish(CallToolResult::error(message));
+        }
+        let JsonValue::Object(arguments) = arguments else { unreachable!("built as an object above") };
+        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let call = ctx.call(asks.clone(), Some(arguments), None);
+        let cancel = call.cancel.clone();
+        let outcome = run((entry.run)(call), asks.clone(), Some(self.inner.config.tool_timeout)).await;
+        let result = match outcome {
+            Run::Done(Ok(result)) => result,
+            Run::Done(Err(Rejection::InvalidArguments(m))) => {
+                CallToolResult::error(format!("Invalid arguments for tool {}: {m}", params.name))
+            }
+            Run::Done(Err(Rejection::Internal(m))) => return Err(internal(m)),
+            Run::Interrupted => return self.input_required(ctx, "tools/call", &asks, answers.digest),
+            Run::TimedOut => {
+                cancel.cancel();
+                let limit = self.inner.config.tool_timeout;
+                CallToolResult::error(format!(
+                    "Tool {} timed out after {} ms",
+                    params.name,
+                    limit.as_millis()
+                ))
+            }
+        };
+        if let (Some(schema), false) = (&entry.output, result.is_error()) {
+            let Some(structured) = &result.structured_content else {
+                return Err(internal(format!(
+                    "tool {} declares an outputSchema but returned no structuredContent",
+                    params.name
+                )));
+            };
+            if let Err(violation) = schema.validate(structured) {
+                return Err(internal(format!(
+                    "tool {} returned structuredContent that violates its outputSchema: {violation}",
+                    params.name
+                )));
+            }
+        }
+        ctx.finish(result)
+    }
+
+    pub(super) fn list_resources(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
+        let resources = self.inner.resources.load();
+        let defs: Vec<_> = resources.statics.iter().map(|e| e.def.clone()).collect();
+        let (resources, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let mut result = ListResourcesResult { resources, next_cursor, ..Default::default() };
+        ctx.list_cache(&mut result);
+        ctx.finish(result)
+    }
+
+    pub(super) fn list_templates(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
+        let resources = self.inner.resources.load();
+        let defs: Vec<_> = resources.templates.iter().map(|e| e.def.clone()).collect();
+        let (resource_templates, next_cursor) =
+            page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let mut result =
+            ListResourceTemplatesResult { resource_templates, next_cursor, ..Default::default() };
+        ctx.list_cache(&mut result);
+        ctx.finish(result)
+    }
+
+    pub(super) async fn read_resource(&self, ctx: &Ctx<'_>, params: ReadResourceRequestParams) -> Routed {
+        let resolved = self.inner.resources.load().resolve(&params.uri);
+        let Some((handler, variables)) = resolved else {
+            return Err(resource_not_found(ctx, &params.uri));
+        };
+        let answers = self.answers(
+            ctx,
+            "resources/read",
+            &params.uri,
+            None,
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let mut call = ctx.call(asks.clone(), None, Some(params.uri.clone()));
+        call.uri_variables = variables;
+        let contents = match run(handler(call), asks.clone(), None).await {
+            Run::Done(Ok(contents)) => contents,
+            Run::Done(Err(ReadFailure::NotFound)) => return Err(resource_not_found(ctx, &params.uri)),
+            Run::Done(Err(ReadFailure::Failed(m))) => return Err(internal(m)),
+            Run::Done(Err(ReadFailure::Rejected(r))) => return Err(internal(r.to_string())),
+            Run::Interrupted => return self.input_required(ctx, "resources/read", &asks, answers.digest),
+            Run::TimedOut => return Err(internal("reading the resource timed out")),
+        };
+        if contents.is_empty() {
+            // An empty `contents` is never an answer to a read (the spec's not-found rule).
+            return Err(resource_not_found(ctx, &params.uri));
+        }
+        let mut result = ReadResourceResult { contents, ..Default::default() };
+        if ctx.modern() {
+            let cache = &self.inner.config.cache;
+            result.cache(cache.read_ttl.as_millis() as u64, cache.read_scope.clone());
+        }
+        ctx.finish(result)
+    }
+
+    pub(super) fn list_prompts(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
+        let prompts = self.inner.prompts.load();
+        let defs: Vec<_> = prompts.entries.iter().map(|e| e.def.clone()).collect();
+        let (prompts, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let mut result = ListPromptsResult { prompts, next_cursor, ..Default::default() };
+        ctx.list_cache(&mut result);
+        ctx.finish(result)
+    }
+
+    pub(super) async fn get_prompt(&self, ctx: &Ctx<'_>, params: GetPromptRequestParams) -> Routed {
+        let entry = self.inner.prompts.load().get(&params.name).cloned();
+        let Some(entry) = entry else {
+            return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                "Unknown prompt: {}",
+                params.name
+            ))));
+        };
+        let given = params.arguments.unwrap_or_default();
+        for argument in entry.def.arguments.iter().flatten() {
+            if argument.required == Some(true) && !given.contains_key(&argument.name) {
+                return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                    "Missing required argument {:?} for prompt {}",
+                    argument.name, params.name
+                ))));
+            }
+        }
+        let arguments: JsonObject = given.into_iter().map(|(k, v)| (k, JsonValue::String(v))).collect();
+        let value = JsonValue::Object(arguments);
+        let answers = self.answers(
+            ctx,
+            "prompts/get",
+            &params.name,
+            Some(&value),
+            params.request_state.as_deref(),
+            params.input_responses,
+        )?;
+        let JsonValue::Object(arguments) = value else { unreachable!("built as an object above") };
+        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let call = ctx.call(asks.clone(), Some(arguments), None);
+        match run((entry.run)(call), asks.clone(), None).await {
+            Run::Done(Ok(result)) => ctx.finish(result),
+            Run::Done(Err(PromptFailure::Rejected(Rejection::InvalidArguments(m)))) => {
+                Err(Failure::after_dispatch(ErrorObject::invalid_params(format!("Invalid arguments: {m}"))))
+            }
+            Run::Done(Err(PromptFailure::Rejected(Rejection::Internal(m)) | PromptFailure::Failed(m))) => {
+                Err(internal(m))
+            }
+            Run::Interrupted => self.input_required(ctx, "prompts/get", &asks, answers.digest),
+            Run::TimedOut => Err(internal("the prompt timed out")),
+        }
+    }
+
+    pub(super) async fn complete(&self, ctx: &Ctx<'_>, params: CompleteRequestParams) -> Routed {
+        let completions = &self.inner.completions;
+        let handler = match &params.reference {
+            CompletionReference::Prompt(p) => {
+                if self.inner.prompts.load().get(&p.name).is_none() {
+                    return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                        "Unknown prompt: {}",
+                        p.name
+                    ))));
+                }
+                completions.prompts.get(&(p.name.clone(), params.argument.name.clone())).cloned()
+            }
+            CompletionReference::ResourceTemplate(t) => {
+                completions.templates.get(&(t.uri.clone(), params.argument.name.clone())).cloned()
+            }
+            CompletionReference::Unknown(_) => {
+                return Err(Failure::after_dispatch(ErrorObject::invalid_params(
+                    "unknown completion reference type",
+                )));
+            }
+        };
+        let values = match handler {
+            Some(handler) => {
+                let request = CompletionRequest {
+                    argument: params.argument.name.clone(),
+                    value: params.argument.value.clone(),
+                    context: params.context.and_then(|c| c.arguments).unwrap_or_default(),
+                };
+                tokio::select! {
+                    values = handler(request) => values,
+                    _ = ctx.cancel.cancelled() => return Ok(None),
+                }
+            }
+            None => Vec::new(),
+        };
+        ctx.finish(CompleteResult { completion: Completion::from_matches(values), ..Default::default() })
+    }
+}

@@ -1,0 +1,87 @@
+//! The handshake and session methods of legacy revisions, and `server/discover`.
+
+use std::sync::Arc;
+
+use mcp_types::{
+    DiscoverResult, EmptyResult, ErrorObject, InitializeRequestParams, InitializeResult, ProtocolVersion,
+    Request, SetLevelRequestParams, SubscribeRequestParams,
+};
+
+use super::finish::Cacheable;
+use super::{Ctx, Failure, Routed, serialize};
+use crate::call::Mode;
+use crate::connection::Connection;
+use crate::server::Server;
+use crate::session::LegacySession;
+
+impl Server {
+    /// `initialize`: negotiates a legacy revision and opens the connection's session.
+    pub(super) fn initialize(&self, connection: &Arc<Connection>, request: &Request) -> Routed {
+        let params: InitializeRequestParams = request.params_as().map_err(Failure::after_dispatch)?;
+        let version = self.negotiate(&params.protocol_version).ok_or_else(|| {
+            Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                "this server speaks no legacy protocol revision; supported: {}",
+                self.inner.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
+            )))
+        })?;
+        let session = Arc::new(LegacySession::new(
+            version,
+            params.capabilities,
+            params.client_info,
+            connection.sink.clone(),
+        ));
+        connection.set_session(session.clone());
+        super::forward_to_session(self.clone(), connection.clone(), session);
+        let mut result =
+            InitializeResult::new(version.as_str(), self.inner.capabilities(false), self.inner.info.clone());
+        result.instructions = self.inner.instructions.clone();
+        serialize(&result).map(Some)
+    }
+
+    /// The client's version when the server speaks it, else the newest legacy one it speaks.
+    fn negotiate(&self, requested: &str) -> Option<ProtocolVersion> {
+        let served = |v: &ProtocolVersion| !v.is_modern() && self.inner.config.versions.contains(v);
+        ProtocolVersion::parse(requested)
+            .filter(served)
+            .or_else(|| self.inner.config.versions.iter().copied().filter(served).max())
+    }
+
+    /// `logging/setLevel` (legacy).
+    pub(super) fn set_level(&self, ctx: &Ctx<'_>, request: &Request) -> Routed {
+        let params: SetLevelRequestParams = request.params_as().map_err(Failure::bad_request)?;
+        if let Mode::Legacy(session) = &ctx.mode {
+            session.set_log_level(params.level);
+        }
+        serialize(&EmptyResult::default()).map(Some)
+    }
+
+    /// `resources/subscribe` and `resources/unsubscribe` (legacy).
+    pub(super) fn subscribe(&self, ctx: &Ctx<'_>, request: &Request) -> Routed {
+        let params: SubscribeRequestParams = request.params_as().map_err(Failure::bad_request)?;
+        if let Mode::Legacy(session) = &ctx.mode {
+            if request.method == "resources/subscribe" {
+                session.subscribe(&params.uri);
+            } else {
+                session.unsubscribe(&params.uri);
+            }
+        }
+        serialize(&EmptyResult::default()).map(Some)
+    }
+
+    /// `server/discover` (modern).
+    pub(super) fn discover(&self, ctx: &Ctx<'_>) -> Routed {
+        let mut result = DiscoverResult {
+            supported_versions: self.inner.config.versions.iter().map(|v| v.as_str().to_owned()).collect(),
+            capabilities: self.inner.capabilities(true),
+            instructions: self.inner.instructions.clone(),
+            result_type: None,
+            ttl_ms: None,
+            cache_scope: None,
+            meta: None,
+            extra: Default::default(),
+        };
+        let cache = &self.inner.config.cache;
+        result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
+        ctx.finish(result)
+    }
+}

@@ -1,0 +1,169 @@
+//! Change notifications: `subscriptions/listen` streams (modern) and the notifications a
+//! legacy session receives (`*/list_changed`, `resources/updated` for subscribed URIs).
+
+use std::sync::Arc;
+
+use mcp_types::methods::{
+    PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged, ToolListChanged,
+};
+use mcp_types::{
+    Message, Notification, NotificationMeta, NotificationMethod, NotificationParams, RequestId,
+    ResourceUpdatedNotificationParams, ResultMeta, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, SubscriptionsListenResult,
+};
+use serde::Serialize;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::{Ctx, Routed};
+use crate::connection::Connection;
+use crate::server::{Change, Server};
+use crate::session::SessionHandle;
+
+fn encode<M: NotificationMethod>(params: &M::Params) -> Option<Vec<u8>>
+where
+    M::Params: Serialize,
+{
+    Notification::typed::<M>(params).ok().map(|n| Message::Notification(n).to_vec())
+}
+
+fn tagged(subscription: &RequestId) -> Option<NotificationMeta> {
+    Some(NotificationMeta { subscription_id: Some(subscription.clone()), extra: Default::default() })
+}
+
+/// The notification for one change, as a subscription with this filter receives it, or
+/// `None` when the filter does not ask for it.
+fn notification_for(
+    change: &Change,
+    filter: &SubscriptionFilter,
+    meta: Option<NotificationMeta>,
+) -> Option<Vec<u8>> {
+    let list = |meta| NotificationParams { meta, extra: Default::default() };
+    match change {
+        Change::Tools if filter.tools_list_changed == Some(true) => encode::<ToolListChanged>(&list(meta)),
+        Change::Prompts if filter.prompts_list_changed == Some(true) => {
+            encode::<PromptListChanged>(&list(meta))
+        }
+        Change::Resources if filter.resources_list_changed == Some(true) => {
+            encode::<ResourceListChanged>(&list(meta))
+        }
+        Change::ResourceUpdated(uri)
+            if filter.resource_subscriptions.as_ref().is_some_and(|s| s.contains(uri)) =>
+        {
+            encode::<ResourceUpdated>(&ResourceUpdatedNotificationParams {
+                uri: uri.clone(),
+                meta,
+                extra: Default::default(),
+            })
+        }
+        _ => None,
+    }
+}
+
+impl Server {
+    /// What of a requested filter this server honours: only notification types it can emit.
+    fn honoured(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let inner = &self.inner;
+        let keep = |asked: Option<bool>, served: bool| (asked == Some(true) && served).then_some(true);
+        SubscriptionFilter {
+            tools_list_changed: keep(requested.tools_list_changed, inner.serves_tools()),
+            prompts_list_changed: keep(requested.prompts_list_changed, inner.serves_prompts()),
+            resources_list_changed: keep(requested.resources_list_changed, inner.serves_resources()),
+            resource_subscriptions: requested
+                .resource_subscriptions
+                .clone()
+                .filter(|_| inner.serves_resources()),
+            extra: Default::default(),
+        }
+    }
+
+    /// `subscriptions/listen`: acknowledges, then streams matching notifications until the
+    /// client cancels (no response) or the server shuts down (a completion result).
+    pub(super) async fn listen(&self, ctx: &Ctx<'_>, params: SubscriptionsListenRequestParams) -> Routed {
+        let filter = self.honoured(&params.notifications);
+        // Subscribe before acknowledging, so no change between the two is lost.
+        let mut changes = self.inner.changes.subscribe();
+        let sink = &ctx.connection.sink;
+        let ack = SubscriptionsAcknowledgedNotificationParams {
+            notifications: filter.clone(),
+            meta: tagged(&ctx.id),
+            extra: Default::default(),
+        };
+        let Some(ack) = encode::<SubscriptionsAcknowledged>(&ack) else { return Ok(None) };
+        if !sink.send(ack).await {
+            return Ok(None);
+        }
+        let closing = ctx.connection.closing();
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                _ = self.inner.shutdown.cancelled() => break,
+                _ = ctx.cancel.cancelled() => return Ok(None),
+                _ = closing.cancelled() => return Ok(None),
+            };
+            let notifications: Vec<Vec<u8>> = match change {
+                Ok(change) => notification_for(&change, &filter, tagged(&ctx.id)).into_iter().collect(),
+                // Changes were missed: announce every list this subscription follows.
+                Err(RecvError::Lagged(_)) => [Change::Tools, Change::Prompts, Change::Resources]
+                    .iter()
+                    .filter_map(|c| notification_for(c, &filter, tagged(&ctx.id)))
+                    .collect(),
+                Err(RecvError::Closed) => break,
+            };
+            for n in notifications {
+                if !sink.send(n).await {
+                    return Ok(None);
+                }
+            }
+        }
+        let meta = ResultMeta { subscription_id: Some(ctx.id.clone()), ..Default::default() };
+        ctx.finish(SubscriptionsListenResult { meta: Some(meta), ..Default::default() })
+    }
+}
+
+/// Forwards changes to a legacy session for as long as its connection lives: list changes
+/// for the features the server serves, resource updates for URIs the client subscribed to.
+pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, session: SessionHandle) {
+    let mut changes = server.inner.changes.subscribe();
+    let closing = connection.closing();
+    let sink = connection.sink.clone();
+    let everything = SubscriptionFilter {
+        tools_list_changed: Some(server.inner.serves_tools()),
+        prompts_list_changed: Some(server.inner.serves_prompts()),
+        resources_list_changed: Some(server.inner.serves_resources()),
+        resource_subscriptions: None,
+        extra: Default::default(),
+    };
+    tokio::spawn(async move {
+        loop {
+            let change = tokio::select! {
+                change = changes.recv() => change,
+                _ = closing.cancelled() => return,
+            };
+            let change = match change {
+                Ok(change) => change,
+                Err(RecvError::Lagged(_)) => Change::Tools,
+                Err(RecvError::Closed) => return,
+            };
+            // A session replaced by a new `initialize` stops receiving.
+            if !connection.session().is_some_and(|current| Arc::ptr_eq(&current, &session)) {
+                return;
+            }
+            let message = match &change {
+                Change::ResourceUpdated(uri) if session.is_subscribed(uri) => {
+                    encode::<ResourceUpdated>(&ResourceUpdatedNotificationParams {
+                        uri: uri.clone(),
+                        meta: None,
+                        extra: Default::default(),
+                    })
+                }
+                Change::ResourceUpdated(_) => None,
+                other => notification_for(other, &everything, None),
+            };
+            if let Some(message) = message {
+                if !sink.send(message).await {
+                    return;
+                }
+            }
+        }
+    });
+}

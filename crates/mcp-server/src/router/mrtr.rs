@@ -1,0 +1,123 @@
+//! MRTR on the server: reading the answers a retried request carries, running a handler so
+//! that a question to the client interrupts it, and answering with an `InputRequiredResult`.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use mcp_types::{ErrorObject, InputRequests, InputRequiredResult, InputResponse, InputResponses, JsonValue};
+
+use super::{Ctx, Failure, Routed};
+use crate::call::AskState;
+use crate::request_state::{self, StateError};
+use crate::server::Server;
+
+/// The answers a request brings, and the digest that binds state to it.
+pub(super) struct Answers {
+    pub(super) answers: BTreeMap<String, InputResponse>,
+    pub(super) digest: String,
+}
+
+/// How a handler run ended.
+pub(super) enum Run<T> {
+    Done(T),
+    /// Blocked on the client (MRTR) or on a capability it lacks.
+    Interrupted,
+    TimedOut,
+}
+
+/// Polls the handler; when it is pending and has asked the client for something, it is
+/// interrupted (its future dropped with this one).
+struct Interruptible<F> {
+    inner: Pin<Box<F>>,
+    asks: Arc<AskState>,
+}
+
+impl<F: Future> Future for Interruptible<F> {
+    type Output = Run<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.inner.as_mut().poll(cx) {
+            Poll::Ready(v) => Poll::Ready(Run::Done(v)),
+            // Every question asked during this poll is registered by now (even those of
+            // concurrently joined futures), so all of them go into one InputRequiredResult.
+            Poll::Pending if self.asks.interrupted() => Poll::Ready(Run::Interrupted),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+pub(super) async fn run<F: Future>(fut: F, asks: Arc<AskState>, timeout: Option<Duration>) -> Run<F::Output> {
+    let run = Interruptible { inner: Box::pin(fut), asks };
+    match timeout {
+        Some(limit) => tokio::time::timeout(limit, run).await.unwrap_or(Run::TimedOut),
+        None => run.await,
+    }
+}
+
+impl Server {
+    /// Verifies `requestState` and merges its answers with `inputResponses` (modern only;
+    /// legacy requests never carry either).
+    pub(super) fn answers(
+        &self,
+        ctx: &Ctx<'_>,
+        method: &str,
+        subject: &str,
+        arguments: Option<&JsonValue>,
+        state: Option<&str>,
+        responses: Option<InputResponses>,
+    ) -> Result<Answers, Failure> {
+        let digest = request_state::digest(method, subject, arguments);
+        if !ctx.modern() {
+            return Ok(Answers { answers: BTreeMap::new(), digest });
+        }
+        let mut answers = match state {
+            Some(state) => request_state::open(&self.inner.key, state, method, &digest).map_err(|e| {
+                let message = match e {
+                    StateError::Tampered => "requestState is invalid (it failed integrity verification)",
+                    StateError::Expired => "requestState has expired; send the request again without it",
+                    StateError::Mismatch => "requestState belongs to a different request",
+                };
+                Failure::bad_request(ErrorObject::invalid_params(message))
+            })?,
+            None => BTreeMap::new(),
+        };
+        // Answers of this round override earlier ones; unknown keys are kept but never asked
+        // for, so they are ignored (the spec asks servers to ignore what they do not need).
+        answers.extend(responses.unwrap_or_default());
+        Ok(Answers { answers, digest })
+    }
+
+    /// The reply for an interrupted handler: `-32021` when it needed a capability the client
+    /// lacks, else an `InputRequiredResult` whose state carries every answer so far.
+    pub(super) fn input_required(
+        &self,
+        ctx: &Ctx<'_>,
+        method: &str,
+        asks: &AskState,
+        digest: String,
+    ) -> Routed {
+        if let Some(required) = asks.missing.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(Failure::bad_request(ErrorObject::missing_client_capability(required)));
+        }
+        let pending = std::mem::take(&mut *asks.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let requests: InputRequests = pending.into_iter().collect();
+        let state = request_state::seal(
+            &self.inner.key,
+            method,
+            digest,
+            asks.answers.clone(),
+            self.inner.config.request_state_ttl,
+        );
+        let result = InputRequiredResult {
+            input_requests: Some(requests),
+            request_state: Some(state),
+            meta: None,
+            extra: Default::default(),
+        };
+        ctx.finish(result)
+    }
+}

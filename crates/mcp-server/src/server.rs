@@ -1,0 +1,362 @@
+//! The server: its registries, configuration and the hub that announces changes.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use mcp_types::{
+    CacheScope, Implementation, PromptsCapability, ProtocolVersion, ResourcesCapability, ServerCapabilities,
+    ToolsCapability,
+};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::completion::Completions;
+use crate::prompts::Prompts;
+use crate::request_state::StateKey;
+use crate::resources::Resources;
+use crate::tools::{RegistrationError, Tools};
+
+/// A change the server announces to subscribed clients.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The tool list changed.
+    Tools,
+    /// The prompt list changed.
+    Prompts,
+    /// The resource list changed.
+    Resources,
+    /// The resource at this URI changed.
+    ResourceUpdated(String),
+}
+
+/// Caching hints for cacheable results (`ttlMs`, `cacheScope`; 2026-07-28).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CachePolicy {
+    /// Freshness of list results (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`, `server/discover`).
+    pub list_ttl: Duration,
+    /// Scope of list results.
+    pub list_scope: CacheScope,
+    /// Freshness of `resources/read` results.
+    pub read_ttl: Duration,
+    /// Scope of `resources/read` results.
+    pub read_scope: CacheScope,
+}
+
+impl Default for CachePolicy {
+    fn default() -> Self {
+        CachePolicy {
+            list_ttl: Duration::from_secs(300),
+            list_scope: CacheScope::Public,
+            read_ttl: Duration::ZERO,
+            read_scope: CacheScope::Private,
+        }
+    }
+}
+
+/// Server settings; every limit has the default of DECISIONS.md.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Items per page of list results.
+    pub page_size: usize,
+    /// Caching hints.
+    pub cache: CachePolicy,
+    /// How long a tool call may run before it is cancelled.
+    pub tool_timeout: Duration,
+    /// How long an MRTR `requestState` stays valid.
+    pub request_state_ttl: Duration,
+    /// How long a legacy server→client request (sampling, elicitation) may wait for its answer.
+    pub peer_request_timeout: Duration,
+    /// Requests handled at once per connection (stdio back-pressure beyond it).
+    pub max_in_flight: usize,
+    /// Protocol versions served.
+    pub versions: Vec<ProtocolVersion>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            page_size: 1000,
+            cache: CachePolicy::default(),
+            tool_timeout: Duration::from_secs(60),
+            request_state_ttl: Duration::from_secs(600),
+            peer_request_timeout: Duration::from_secs(300),
+            max_in_flight: 64,
+            versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
+        }
+    }
+}
+
+/// Why a server could not be built.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("the server definition is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+pub struct BuildError(pub Vec<RegistrationError>);
+
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: ArcSwap<Tools>,
+    pub(crate) prompts: ArcSwap<Prompts>,
+    pub(crate) resources: ArcSwap<Resources>,
+    pub(crate) completions: Completions,
+    pub(crate) config: ServerConfig,
+    pub(crate) key: StateKey,
+    pub(crate) changes: broadcast::Sender<Change>,
+    pub(crate) shutdown: CancellationToken,
+    states: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    serve_tools: bool,
+    serve_prompts: bool,
+    serve_resources: bool,
+}
+
+impl ServerInner {
+    pub(crate) fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
+        self.states.get(&TypeId::of::<S>()).and_then(|s| s.downcast_ref::<S>()).cloned()
+    }
+
+    /// The capabilities this server declares, for `initialize` and `server/discover`.
+    pub(crate) fn capabilities(&self, modern: bool) -> ServerCapabilities {
+        let mut caps = ServerCapabilities::default();
+        if self.serve_tools {
+            caps.tools = Some(ToolsCapability { list_changed: Some(true), extra: Default::default() });
+        }
+        if self.serve_prompts {
+            caps.prompts = Some(PromptsCapability { list_changed: Some(true), extra: Default::default() });
+        }
+        if self.serve_resources {
+            caps.resources = Some(ResourcesCapability {
+                list_changed: Some(true),
+                subscribe: Some(true),
+                extra: Default::default(),
+            });
+        }
+        if self.serve_prompts || self.serve_resources {
+            caps.completions = Some(Default::default());
+        }
+        if !modern {
+            // 2026-07-28 replaced the logging capability with per-request `logLevel`.
+            caps.logging = Some(Default::default());
+        }
+        caps
+    }
+
+    pub(crate) fn serves_tools(&self) -> bool {
+        self.serve_tools
+    }
+
+    pub(crate) fn serves_prompts(&self) -> bool {
+        self.serve_prompts
+    }
+
+    pub(crate) fn serves_resources(&self) -> bool {
+        self.serve_resources
+    }
+}
+
+/// An MCP server: cheap to clone, shared by every connection and transport.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("name", &self.inner.info.name).finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts building a server named `name` at `version`.
+    pub fn builder(name: &str, version: &str) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Tools::new(),
+            prompts: Prompts::new(),
+            resources: Resources::new(),
+            completions: Completions::new(),
+            config: ServerConfig::default(),
+            key: None,
+            states: HashMap::new(),
+            serve: [None; 3],
+        }
+    }
+
+    /// The server's identity.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The server's settings.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// Replaces the tool table and announces the change.
+    pub fn set_tools(&self, tools: Tools) -> Result<(), BuildError> {
+        if !tools.errors.is_empty() {
+            return Err(BuildError(tools.errors));
+        }
+        self.inner.tools.store(Arc::new(tools));
+        self.notify(Change::Tools);
+        Ok(())
+    }
+
+    /// Replaces the prompt table and announces the change.
+    pub fn set_prompts(&self, prompts: Prompts) -> Result<(), BuildError> {
+        if !prompts.errors.is_empty() {
+            return Err(BuildError(prompts.errors));
+        }
+        self.inner.prompts.store(Arc::new(prompts));
+        self.notify(Change::Prompts);
+        Ok(())
+    }
+
+    /// Replaces the resource table and announces the change.
+    pub fn set_resources(&self, resources: Resources) -> Result<(), BuildError> {
+        if !resources.errors.is_empty() {
+            return Err(BuildError(resources.errors));
+        }
+        self.inner.resources.store(Arc::new(resources));
+        self.notify(Change::Resources);
+        Ok(())
+    }
+
+    /// Announces a change to every subscribed client (modern `subscriptions/listen` streams,
+    /// legacy sessions).
+    pub fn notify(&self, change: Change) {
+        // No receivers is not an error: nobody is listening.
+        let _ = self.inner.changes.send(change);
+    }
+
+    /// Announces that the resource at `uri` changed.
+    pub fn resource_updated(&self, uri: &str) {
+        self.notify(Change::ResourceUpdated(uri.to_owned()));
+    }
+
+    /// Ends every open subscription gracefully (each gets its completion result).
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Tools,
+    prompts: Prompts,
+    resources: Resources,
+    completions: Completions,
+    config: ServerConfig,
+    key: Option<StateKey>,
+    states: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    serve: [Option<bool>; 3],
+}
+
+impl ServerBuilder {
+    /// Instructions for the client's model, sent in `initialize` and `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// A display title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// The tools.
+    pub fn tools(mut self, tools: Tools) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The prompts.
+    pub fn prompts(mut self, prompts: Prompts) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// The resources.
+    pub fn resources(mut self, resources: Resources) -> Self {
+        self.resources = resources;
+        self
+    }
+
+    /// The completion handlers.
+    pub fn completions(mut self, completions: Completions) -> Self {
+        self.completions = completions;
+        self
+    }
+
+    /// Shared state for the `State<S>` extractor (one value per type).
+    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.states.insert(TypeId::of::<S>(), Box::new(state));
+        self
+    }
+
+    /// The settings.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The key protecting MRTR `requestState` (default: random per process).
+    pub fn request_state_key(mut self, key: StateKey) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// Declare (or not) the tools capability regardless of whether tools are registered now
+    /// (a server that adds tools later declares it up front).
+    pub fn serve_tools(mut self, yes: bool) -> Self {
+        self.serve[0] = Some(yes);
+        self
+    }
+
+    /// Declare (or not) the prompts capability regardless of registrations.
+    pub fn serve_prompts(mut self, yes: bool) -> Self {
+        self.serve[1] = Some(yes);
+        self
+    }
+
+    /// Declare (or not) the resources capability regardless of registrations.
+    pub fn serve_resources(mut self, yes: bool) -> Self {
+        self.serve[2] = Some(yes);
+        self
+    }
+
+    /// Builds the server; every registration problem is reported at once.
+    pub fn build(self) -> Result<Server, BuildError> {
+        let mut errors = Vec::new();
+        errors.extend(self.tools.errors.iter().cloned());
+        errors.extend(self.prompts.errors.iter().cloned());
+        errors.extend(self.resources.errors.iter().cloned());
+        if !errors.is_empty() {
+            return Err(BuildError(errors));
+        }
+        let (changes, _) = broadcast::channel(256);
+        let inner = ServerInner {
+            serve_tools: self.serve[0].unwrap_or(!self.tools.is_empty()),
+            serve_prompts: self.serve[1].unwrap_or(!self.prompts.is_empty()),
+            serve_resources: self.serve[2].unwrap_or(!self.resources.is_empty()),
+            info: self.info,
+            instructions: self.instructions,
+            tools: ArcSwap::from_pointee(self.tools),
+            prompts: ArcSwap::from_pointee(self.prompts),
+            resources: ArcSwap::from_pointee(self.resources),
+            completions: self.completions,
+            config: self.config,
+            key: self.key.unwrap_or_else(StateKey::random),
+            changes,
+            shutdown: CancellationToken::new(),
+            states: self.states,
+        };
+        Ok(Server { inner: Arc::new(inner) })
+    }
+}

@@ -1,0 +1,229 @@
+//! Serving over stdio (or any byte stream): newline-delimited JSON-RPC, requests handled
+//! concurrently, each message written whole.
+//!
+//! * A slow request never holds back others: each runs on its own task, up to
+//!   `max_in_flight` at once and 64 MiB of request bytes in flight; beyond that the server
+//!   stops reading (back-pressure) rather than buffering without bound.
+//! * `notifications/cancelled` drops the request's future: nothing more is sent for it.
+//! * A second request with an id still in flight gets `-32600`; the first is untouched.
+//! * A malformed line gets its error (`-32700`/`-32600`) and the server keeps serving.
+//! * End of input: subscriptions end, requests in flight get a short grace to finish, then
+//!   the server returns.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_stdio::{FrameError, FramedReader, ReadError};
+use mcp_types::{DecodeOptions, ErrorObject, Incoming, Message, Request, Response, ResponseId, code};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::connection::Connection;
+use crate::server::Server;
+use crate::sink::ChannelSink;
+
+/// Bytes of requests in flight, all together, before reading pauses (DECISIONS.md).
+const MAX_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
+
+/// How long requests in flight may still finish after the input ends.
+const EOF_GRACE: Duration = Duration::from_secs(2);
+
+impl Server {
+    /// Serves this process's stdin and stdout until stdin ends.
+    pub async fn serve_stdio(&self) -> std::io::Result<()> {
+        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+    }
+
+    /// Serves one connection over a byte stream pair until the input ends.
+    pub async fn serve_io<R, W>(&self, reader: R, writer: W) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(1024);
+        let writer_task = tokio::spawn(write_loop(rx, writer));
+        let connection = Connection::new(Arc::new(ChannelSink(tx.clone())));
+        let requests = Arc::new(Semaphore::new(self.inner.config.max_in_flight.max(1)));
+        let bytes = Arc::new(Semaphore::new(MAX_BYTES_IN_FLIGHT / 1024));
+        let mut reader = FramedReader::new(reader);
+        let mut tasks = tokio::task::JoinSet::new();
+
+        while let Some(item) = reader.next_frame().await {
+            let frame = match item {
+                Ok(frame) => frame,
+                Err(ReadError::Io(e)) => {
+                    tracing::debug!(error = %e, "stdin read failed");
+                    break;
+                }
+                Err(ReadError::Frame(e)) => {
+                    let error = match e {
+                        FrameError::LineTooLong { limit } => {
+                            ErrorObject::invalid_request(format!("message longer than {limit} bytes"))
+                        }
+                        FrameError::ByteOrderMark => {
+                            ErrorObject::parse_error("a byte-order mark precedes the JSON")
+                        }
+                        FrameError::InvalidUtf8 { .. } => {
+                            ErrorObject::parse_error("the message is not UTF-8")
+                        }
+                    };
+                    let response = Response::error(missing_id(&connection), error);
+                    send(&tx, &Message::Response(response)).await;
+                    continue;
+                }
+            };
+            let session = connection.session();
+            let options = DecodeOptions {
+                allow_batch: session.as_ref().is_some_and(|s| s.version.allows_batches()),
+                accept_responses: true,
+            };
+            let incoming = match mcp_types::decode(frame.as_bytes(), options) {
+                Ok(incoming) => incoming,
+                Err(e) => {
+                    send(&tx, &Message::Response(e.to_response(session.is_some()))).await;
+                    continue;
+                }
+            };
+            let size = frame.as_bytes().len();
+            // Back-pressure: wait for room before reading on.
+            let Ok(permit) = requests.clone().acquire_owned().await else { break };
+            let kib = u32::try_from(size.div_ceil(1024).max(1))
+                .unwrap_or(u32::MAX)
+                .min((MAX_BYTES_IN_FLIGHT / 1024) as u32);
+            let Ok(byte_permit) = bytes.clone().acquire_many_owned(kib).await else { break };
+            match incoming {
+                Incoming::Single(message) => {
+                    let server = self.clone();
+                    let connection = connection.clone();
+                    let tx = tx.clone();
+                    tasks.spawn(async move {
+                        if let Some(response) = server.handle_message(&connection, message).await {
+                            send(&tx, &Message::Response(response)).await;
+                        }
+                        drop((permit, byte_permit));
+                    });
+                }
+                Incoming::Batch(items) => {
+                    let server = self.clone();
+                    let connection = connection.clone();
+                    let tx = tx.clone();
+                    tasks.spawn(async move {
+                        let responses = server.handle_batch(&connection, items).await;
+                        if !responses.is_empty() {
+                            let json = serde_json::to_vec(&responses).unwrap_or_default();
+                            let _ = tx.send(json).await;
+                        }
+                        drop((permit, byte_permit));
+                    });
+                }
+            }
+            // Reap finished tasks so the set does not grow with the connection's lifetime.
+            while tasks.try_join_next().is_some() {}
+        }
+
+        // End of input: give requests in flight a moment, then cancel what is left.
+        if tokio::time::timeout(EOF_GRACE, async { while tasks.join_next().await.is_some() {} })
+            .await
+            .is_err()
+        {
+            connection.close();
+            tasks.abort_all();
+            while tasks.join_next().await.is_some() {}
+        }
+        connection.close();
+        drop(tx);
+        drop(connection);
+        writer_task.await.unwrap_or(Ok(()))
+    }
+
+    /// Handles one decoded message; returns the response to send, if any.
+    async fn handle_message(&self, connection: &Arc<Connection>, message: Message) -> Option<Response> {
+        match message {
+            Message::Request(request) => self.handle_one(connection, request).await,
+            Message::Notification(notification) => {
+                self.handle_notification(connection, notification);
+                None
+            }
+            Message::Response(response) => {
+                self.handle_response(connection, response);
+                None
+            }
+        }
+    }
+
+    async fn handle_one(&self, connection: &Arc<Connection>, request: Request) -> Option<Response> {
+        let in_flight = match connection.begin(&request.id) {
+            Ok(in_flight) => in_flight,
+            Err(duplicate) => {
+                let error = ErrorObject::new(code::INVALID_REQUEST, duplicate.to_string());
+                return Some(Response::error(request.id, error));
+            }
+        };
+        let token = in_flight.token().clone();
+        tokio::select! {
+            reply = self.handle_request(connection, request, token.clone()) => reply.map(|r| r.response),
+            // Cancelled: drop the handler's future; nothing more is sent for this request.
+            _ = token.cancelled() => None,
+        }
+    }
+
+    async fn handle_batch(
+        &self,
+        connection: &Arc<Connection>,
+        items: Vec<Result<Message, mcp_types::DecodeError>>,
+    ) -> Vec<Response> {
+        let mut set = tokio::task::JoinSet::new();
+        let mut responses = Vec::new();
+        for (index, item) in items.into_iter().enumerate() {
+            match item {
+                Ok(message) => {
+                    let server = self.clone();
+                    let connection = connection.clone();
+                    set.spawn(async move { (index, server.handle_message(&connection, message).await) });
+                }
+                Err(e) => responses.push((index, e.to_response(true))),
+            }
+        }
+        while let Some(done) = set.join_next().await {
+            if let Ok((index, Some(response))) = done {
+                responses.push((index, response));
+            }
+        }
+        responses.sort_by_key(|(index, _)| *index);
+        responses.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// The id of an error answering unreadable input: `null` inside a legacy session (JSON-RPC
+/// 2.0), absent otherwise (2026-07-28).
+fn missing_id(connection: &Connection) -> ResponseId {
+    if connection.session().is_some() { ResponseId::Null } else { ResponseId::Absent }
+}
+
+async fn send(tx: &mpsc::Sender<Vec<u8>>, message: &Message) {
+    // A closed channel means the writer is gone (stdout closed): nothing left to do.
+    let _ = tx.send(message.to_vec()).await;
+}
+
+/// Writes queued messages, one line each, batching whatever is ready into one flush.
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    writer: W,
+) -> std::io::Result<()> {
+    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
+    let mut line = Vec::with_capacity(64 * 1024);
+    while let Some(first) = rx.recv().await {
+        line.clear();
+        mcp_stdio::encode_line(&first, &mut line);
+        while line.len() < 1024 * 1024 {
+            match rx.try_recv() {
+                Ok(next) => mcp_stdio::encode_line(&next, &mut line),
+                Err(_) => break,
+            }
+        }
+        writer.write_all(&line).await?;
+        writer.flush().await?;
+    }
+    writer.flush().await?;
+    writer.shutdown().await.or(Ok(()))
+}

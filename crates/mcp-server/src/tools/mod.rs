@@ -1,0 +1,240 @@
+//! Tools: one table serves `tools/list` and `tools/call`, so the two cannot drift apart.
+//!
+//! ```
+//! use mcp_server::{Args, Json, Tools};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct AddArgs { a: i64, b: i64 }
+//! #[derive(Serialize, JsonSchema)]
+//! struct Sum { sum: i64 }
+//!
+//! async fn add(Args(AddArgs { a, b }): Args<AddArgs>) -> Json<Sum> {
+//!     Json(Sum { sum: a + b })
+//! }
+//!
+//! let tools = Tools::new().add("add", "Add two integers", add);
+//! assert_eq!(tools.len(), 1);
+//! ```
+
+mod output;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use mcp_schema::Schema;
+use mcp_types::{JsonObject, Tool};
+
+use crate::call::Call;
+use crate::extract::Rejection;
+use crate::handler::{BoxFuture, Handler};
+use crate::schema::object_schema;
+
+pub use output::{IntoToolResult, Json, ToolError};
+
+/// What running a tool produced, before the router shapes it for the wire.
+pub(crate) type ToolRun = Result<mcp_types::CallToolResult, Rejection>;
+
+/// A tool's handler with its types erased: what both the typed and the dynamic forms become.
+pub(crate) type ErasedTool = Arc<dyn Fn(Call) -> BoxFuture<ToolRun> + Send + Sync>;
+
+/// One registered tool.
+#[derive(Clone)]
+pub(crate) struct ToolEntry {
+    pub(crate) def: Tool,
+    pub(crate) input: Arc<Schema>,
+    pub(crate) output: Option<Arc<Schema>>,
+    pub(crate) run: ErasedTool,
+}
+
+/// A registration problem, reported when the server is built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistrationError {
+    /// Two tools, prompts or resources share a name (or URI).
+    #[error("{kind} {name:?} is registered twice")]
+    Duplicate {
+        /// What kind of thing.
+        kind: &'static str,
+        /// Its name or URI.
+        name: String,
+    },
+    /// A name is empty or longer than 128 characters.
+    #[error("{kind} name {name:?} is invalid: {reason}")]
+    InvalidName {
+        /// What kind of thing.
+        kind: &'static str,
+        /// The name.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
+    /// A schema does not compile (or refers to something outside itself).
+    #[error("the {which} of tool {name:?} is invalid: {reason}")]
+    InvalidSchema {
+        /// The tool.
+        name: String,
+        /// `inputSchema` or `outputSchema`.
+        which: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A resource template does not parse.
+    #[error("resource template {template:?} is invalid: {reason}")]
+    InvalidTemplate {
+        /// The template.
+        template: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The tool table, in registration order (the order `tools/list` returns).
+#[derive(Clone, Default)]
+pub struct Tools {
+    pub(crate) entries: Vec<ToolEntry>,
+    pub(crate) index: HashMap<String, usize>,
+    pub(crate) errors: Vec<RegistrationError>,
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.entries.iter().map(|e| &e.def.name)).finish()
+    }
+}
+
+impl Tools {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The tool definitions, in order.
+    pub fn definitions(&self) -> impl Iterator<Item = &Tool> {
+        self.entries.iter().map(|e| &e.def)
+    }
+
+    /// Adds a tool from an async function. Its `inputSchema` comes from its `Args<T>`
+    /// extractor, its `outputSchema` from a `Json<T>` return. A duplicate name is reported
+    /// by [`ServerBuilder::build`](crate::ServerBuilder::build).
+    pub fn add<H, A, R>(self, name: &str, description: &str, handler: H) -> Self
+    where
+        H: Handler<A, R>,
+        R: IntoToolResult,
+    {
+        let def = Tool::without_arguments(name).with_description(description);
+        self.add_tool(def, handler)
+    }
+
+    /// Adds a tool with a full definition (title, annotations, icons, `_meta`); the handler's
+    /// argument and return types still provide the schemas when they have them.
+    pub fn add_tool<H, A, R>(self, mut def: Tool, handler: H) -> Self
+    where
+        H: Handler<A, R>,
+        R: IntoToolResult,
+    {
+        if let Some(schema) = H::input_schema() {
+            def.input_schema = schema;
+        }
+        if let Some(schema) = R::output_schema() {
+            def.output_schema = Some(schema);
+        }
+        let run: ErasedTool = Arc::new(move |call: Call| {
+            let fut = handler.call(call);
+            Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
+        });
+        self.insert(def, run, false)
+    }
+
+    /// Adds a tool defined at run time (a gateway's, say): the definition is used as given and
+    /// the closure receives the whole [`Call`] (arguments via [`Call::arguments`], extractors via
+    /// [`Call::extract`]). The schemas are treated as untrusted and checked for complexity.
+    pub fn add_dyn<F, Fut>(self, def: Tool, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<mcp_types::CallToolResult, ToolError>> + Send + 'static,
+    {
+        let run: ErasedTool = Arc::new(move |call: Call| {
+            let fut = handler(call);
+            Box::pin(async move { Ok(fut.await.unwrap_or_else(ToolError::into_result)) })
+        });
+        self.insert(def, run, true)
+    }
+
+    fn insert(mut self, mut def: Tool, run: ErasedTool, untrusted: bool) -> Self {
+        if let Err(e) = check_name("tool", &def.name) {
+            self.errors.push(e);
+            return self;
+        }
+        if self.index.contains_key(&def.name) {
+            self.errors.push(RegistrationError::Duplicate { kind: "tool", name: def.name });
+            return self;
+        }
+        let compile = |schema: &JsonObject, which: &'static str| {
+            let value = serde_json::Value::Object(schema.clone());
+            let compiled = if untrusted {
+                Schema::compile_untrusted(&value, &mcp_schema::Limits::default())
+            } else {
+                Schema::compile(&value)
+            };
+            compiled.map(Arc::new).map_err(|e| RegistrationError::InvalidSchema {
+                name: def.name.clone(),
+                which,
+                reason: e.to_string(),
+            })
+        };
+        if def.input_schema.is_empty() {
+            def.input_schema = object_schema();
+        }
+        let input = match compile(&def.input_schema, "inputSchema") {
+            Ok(s) => s,
+            Err(e) => {
+                self.errors.push(e);
+                return self;
+            }
+        };
+        let output = match def.output_schema.as_ref().map(|s| compile(s, "outputSchema")).transpose() {
+            Ok(s) => s,
+            Err(e) => {
+                self.errors.push(e);
+                return self;
+            }
+        };
+        self.index.insert(def.name.clone(), self.entries.len());
+        self.entries.push(ToolEntry { def, input, output, run });
+        self
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry> {
+        self.index.get(name).map(|&i| &self.entries[i])
+    }
+}
+
+/// Checks a tool or prompt name: 1–128 characters. The spec recommends `[A-Za-z0-9_.-]`;
+/// other characters are accepted with a warning.
+pub(crate) fn check_name(kind: &'static str, name: &str) -> Result<(), RegistrationError> {
+    if name.is_empty() {
+        return Err(RegistrationError::InvalidName { kind, name: name.into(), reason: "it is empty" });
+    }
+    if name.chars().count() > 128 {
+        return Err(RegistrationError::InvalidName {
+            kind,
+            name: name.into(),
+            reason: "it is longer than 128 characters",
+        });
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) {
+        tracing::warn!(name, "{kind} name uses characters outside [A-Za-z0-9_.-]");
+    }
+    Ok(())
+}
