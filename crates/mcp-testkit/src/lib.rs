@@ -114,3 +114,40 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// Asserts a JSON-RPC message is valid for `revision`: against its envelope definition
+/// (named per revision), and against the typed definition of its method where the schema has
+/// one for a message of that direction.
+pub fn assert_valid_message(revision: &str, message: &Value) {
+    let modern_names = matches!(revision, "2025-11-25" | "2026-07-28");
+    let def = if message.get("method").is_some() {
+        if message.get("id").is_some() { "JSONRPCRequest" } else { "JSONRPCNotification" }
+    } else if message.get("error").is_some() {
+        if modern_names { "JSONRPCErrorResponse" } else { "JSONRPCError" }
+    } else if modern_names {
+        "JSONRPCResultResponse"
+    } else {
+        "JSONRPCResponse"
+    };
+    assert_valid(revision, def, message);
+    let modern = revision == "2026-07-28";
+    let typed = match message.get("method").and_then(Value::as_str) {
+        Some("notifications/progress") => Some("ProgressNotification"),
+        Some("notifications/message") => Some("LoggingMessageNotification"),
+        Some("notifications/tools/list_changed") => Some("ToolListChangedNotification"),
+        Some("notifications/prompts/list_changed") => Some("PromptListChangedNotification"),
+        Some("notifications/resources/list_changed") => Some("ResourceListChangedNotification"),
+        Some("notifications/resources/updated") => Some("ResourceUpdatedNotification"),
+        Some("notifications/cancelled") => Some("CancelledNotification"),
+        Some("notifications/subscriptions/acknowledged") if modern => {
+            Some("SubscriptionsAcknowledgedNotification")
+        }
+        Some("sampling/createMessage") if !modern => Some("CreateMessageRequest"),
+        Some("elicitation/create") if !modern && revision >= "2025-06-18" => Some("ElicitRequest"),
+        Some("roots/list") if !modern => Some("ListRootsRequest"),
+        _ => None,
+    };
+    if let Some(def) = typed {
+        assert_valid(revision, def, message);
+    }
+}

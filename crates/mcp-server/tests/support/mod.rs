@@ -46,13 +46,18 @@ impl Peer {
         self.send_raw(&message.to_string()).await;
     }
 
-    /// The next message from the server, validated against the schema.
-    pub async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+    /// The next line from the server, unparsed.
+    pub async fn recv_raw(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
             .await
             .expect("the server did not answer in time")
             .unwrap()
-            .expect("the server closed its output");
+            .expect("the server closed its output")
+    }
+
+    /// The next message from the server, validated against the schema.
+    pub async fn recv(&mut self) -> Value {
+        let line = self.recv_raw().await;
         let value: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {e}: {line}"));
         validate(self.revision, &value);
         value
@@ -95,37 +100,9 @@ impl Peer {
     }
 }
 
-/// Validates a server message against the revision's schema, by its shape.
+/// Validates a server message against the revision's schema.
 pub fn validate(revision: &str, message: &Value) {
-    let def = if message.get("method").is_some() {
-        if message.get("id").is_some() { "JSONRPCRequest" } else { "JSONRPCNotification" }
-    } else if message.get("error").is_some() {
-        "JSONRPCErrorResponse"
-    } else {
-        "JSONRPCResultResponse"
-    };
-    mcp_testkit::assert_valid(revision, def, message);
-    // Typed definitions where the method names one.
-    if let Some(method) = message.get("method").and_then(Value::as_str) {
-        let typed = match method {
-            "notifications/progress" => Some("ProgressNotification"),
-            "notifications/message" => Some("LoggingMessageNotification"),
-            "notifications/tools/list_changed" => Some("ToolListChangedNotification"),
-            "notifications/prompts/list_changed" => Some("PromptListChangedNotification"),
-            "notifications/resources/list_changed" => Some("ResourceListChangedNotification"),
-            "notifications/resources/updated" => Some("ResourceUpdatedNotification"),
-            "notifications/subscriptions/acknowledged" if revision == MODERN => {
-                Some("SubscriptionsAcknowledgedNotification")
-            }
-            "sampling/createMessage" if revision != MODERN => Some("CreateMessageRequest"),
-            "elicitation/create" if revision != MODERN => Some("ElicitRequest"),
-            "roots/list" if revision != MODERN => Some("ListRootsRequest"),
-            _ => None,
-        };
-        if let Some(def) = typed {
-            mcp_testkit::assert_valid(revision, def, message);
-        }
-    }
+    mcp_testkit::assert_valid_message(revision, message);
 }
 
 /// Validates a result against a typed result definition.

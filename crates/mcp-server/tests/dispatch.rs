@@ -1,0 +1,250 @@
+//! Dispatch rules of both eras over the in-memory stdio transport: validation order,
+//! removed methods, result shaping, pagination and caching hints.
+
+mod support;
+
+use mcp_server::{Args, Json, Server, ServerConfig, Tools};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use support::*;
+
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Sum {
+    sum: i64,
+}
+
+async fn add(Args(AddArgs { a, b }): Args<AddArgs>) -> Json<Sum> {
+    Json(Sum { sum: a + b })
+}
+
+async fn hello() -> &'static str {
+    "hello"
+}
+
+fn server() -> Server {
+    let tools = Tools::new().add("add", "Add two integers", add).add("hello", "Say hello", hello);
+    Server::builder("dispatch-test", "1.0.0").instructions("Test server").tools(tools).build().unwrap()
+}
+
+#[tokio::test]
+async fn modern_results_carry_result_type_server_info_and_cache_hints() {
+    let mut p = Peer::start(server());
+    let r = p.request(json!(1), "tools/list", json!({"_meta": meta(json!({}))})).await;
+    validate_result(MODERN, "ListToolsResult", &r);
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["ttlMs"], 300000);
+    assert_eq!(r["result"]["cacheScope"], "public");
+    assert_eq!(r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "dispatch-test");
+    let names: Vec<&str> =
+        r["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["add", "hello"], "registration order");
+    let add = &r["result"]["tools"][0];
+    assert_eq!(add["inputSchema"]["type"], "object");
+    assert_eq!(add["inputSchema"]["required"], json!(["a", "b"]));
+    assert_eq!(add["outputSchema"]["properties"]["sum"]["type"], "integer");
+
+    let r = p
+        .request(
+            json!("c"),
+            "tools/call",
+            json!({"_meta": meta(json!({})), "name": "add", "arguments": {"a": 2, "b": 3}}),
+        )
+        .await;
+    validate_result(MODERN, "CallToolResult", &r);
+    assert_eq!(r["id"], "c");
+    assert_eq!(r["result"]["structuredContent"], json!({"sum": 5}));
+    assert_eq!(r["result"]["content"][0]["text"], "{\"sum\":5}");
+    assert!(r["result"].get("isError").is_none());
+
+    let r = p.request(json!(2), "server/discover", json!({"_meta": meta(json!({}))})).await;
+    validate_result(MODERN, "DiscoverResult", &r);
+    assert_eq!(r["result"]["supportedVersions"][0], "2026-07-28");
+    assert!(r["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2025-11-25")));
+    assert_eq!(r["result"]["capabilities"]["tools"]["listChanged"], true);
+    assert!(r["result"]["capabilities"].get("logging").is_none(), "no logging capability on 2026");
+    assert_eq!(r["result"]["instructions"], "Test server");
+    p.close().await;
+}
+
+#[tokio::test]
+async fn modern_validation_order_and_codes() {
+    let mut p = Peer::start(server());
+    // Missing _meta, or missing a required member: -32602.
+    for params in [
+        json!({}),
+        json!({"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}),
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    ] {
+        let r = p.request(json!(1), "server/discover", params.clone()).await;
+        assert_eq!(r["error"]["code"], -32602, "{params} -> {r}");
+        assert_eq!(r["id"], 1);
+    }
+    // clientInfo is optional.
+    let r = p
+        .request(
+            json!(2),
+            "server/discover",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete");
+    // Unsupported version: -32022 with the supported list and the requested version echoed.
+    let r = p
+        .request(
+            json!(3),
+            "tools/list",
+            json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "v999.0.0", "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32022);
+    assert_eq!(r["error"]["data"], json!({"supported": ["2026-07-28"], "requested": "v999.0.0"}));
+    mcp_testkit::assert_valid(MODERN, "UnsupportedProtocolVersionError", &r);
+    // Methods removed in 2026-07-28 and unknown methods: -32601.
+    for method in [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "unknown/method",
+    ] {
+        let r = p
+            .request(json!(method), method, json!({"_meta": meta(json!({})), "uri": "x", "level": "info"}))
+            .await;
+        assert_eq!(r["error"]["code"], -32601, "{method}: {r}");
+        assert_eq!(r["id"], method);
+    }
+    // A feature the server does not serve: -32601.
+    let r = p.request(json!(4), "prompts/list", json!({"_meta": meta(json!({}))})).await;
+    assert_eq!(r["error"]["code"], -32601);
+    // Unknown tool: -32602.
+    let r = p.request(json!(5), "tools/call", json!({"_meta": meta(json!({})), "name": "nope"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    // Without `_meta` and without a session: -32602 naming both ways in.
+    let r = p.request(json!(6), "tools/list", json!({})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(r["error"]["message"].as_str().unwrap().contains("initialize"));
+    p.close().await;
+}
+
+#[tokio::test]
+async fn tool_argument_violations_are_tool_errors_naming_the_violation() {
+    let mut p = Peer::start(server());
+    let r = p
+        .request(
+            json!(1),
+            "tools/call",
+            json!({"_meta": meta(json!({})), "name": "add", "arguments": {"a": 1}}),
+        )
+        .await;
+    validate_result(MODERN, "CallToolResult", &r);
+    assert_eq!(r["result"]["isError"], true);
+    let text = r["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("add") && text.contains("\"b\" is a required property"), "{text}");
+    // A tool without arguments accepts a call without an `arguments` member.
+    let r = p.request(json!(2), "tools/call", json!({"_meta": meta(json!({})), "name": "hello"})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "hello");
+    // A malformed CallToolRequest (no name) is -32602.
+    let r = p.request(json!(3), "tools/call", json!({"_meta": meta(json!({}))})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    // Duplicate members inside params are refused (the body dispatched is the body checked).
+    p.send_raw(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"hello","name":"add"}}"#).await;
+    let r = p.recv().await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    p.close().await;
+}
+
+#[tokio::test]
+async fn legacy_session_serves_the_same_handlers_without_modern_fields() {
+    let mut p = Peer::start(server());
+    let init = p.initialize(json!({})).await;
+    validate_result(LEGACY, "InitializeResult", &init);
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["result"]["capabilities"]["logging"], json!({}));
+    assert_eq!(init["result"]["instructions"], "Test server");
+    let r = p.request(json!(1), "tools/list", json!({})).await;
+    validate_result(LEGACY, "ListToolsResult", &r);
+    for key in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+        assert!(r["result"].get(key).is_none(), "legacy result carries {key}: {r}");
+    }
+    let r = p.request(json!(2), "tools/call", json!({"name": "add", "arguments": {"a": 40, "b": 2}})).await;
+    assert_eq!(r["result"]["structuredContent"]["sum"], 42);
+    assert!(r["result"].get("resultType").is_none());
+    let r = p.request(json!(3), "ping", json!({})).await;
+    assert_eq!(r["result"], json!({}));
+    let r = p.request(json!(4), "logging/setLevel", json!({"level": "info"})).await;
+    assert_eq!(r["result"], json!({}));
+    // Modern requests are still served statelessly on the same connection.
+    p.revision = MODERN;
+    let r = p.request(json!(5), "tools/list", json!({"_meta": meta(json!({}))})).await;
+    assert_eq!(r["result"]["resultType"], "complete");
+    p.close().await;
+}
+
+#[tokio::test]
+async fn initialize_negotiates_a_legacy_version() {
+    for (asked, expected) in [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2024-11-05"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ] {
+        let mut p = Peer::start(server());
+        p.revision = if expected == "2025-11-25" { LEGACY } else { "2025-06-18" };
+        let r = p
+            .request(
+                json!(0),
+                "initialize",
+                json!({"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}),
+            )
+            .await;
+        assert_eq!(r["result"]["protocolVersion"], expected, "asked {asked}");
+        p.close().await;
+    }
+}
+
+#[tokio::test]
+async fn pagination_walks_every_page_in_order() {
+    let mut tools = Tools::new();
+    for i in 0..5 {
+        tools = tools.add(&format!("t{i}"), "a tool", hello);
+    }
+    let config = ServerConfig { page_size: 2, ..Default::default() };
+    let server = Server::builder("p", "1").tools(tools).config(config).build().unwrap();
+    let mut p = Peer::start(server);
+    let mut names = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for round in 0..3 {
+        let mut params = json!({"_meta": meta(json!({}))});
+        if let Some(c) = &cursor {
+            params["cursor"] = c.clone();
+        }
+        let r = p.request(json!(round), "tools/list", params).await;
+        names.extend(
+            r["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()),
+        );
+        cursor = r["result"].get("nextCursor").cloned();
+    }
+    assert_eq!(names, ["t0", "t1", "t2", "t3", "t4"]);
+    assert!(cursor.is_none());
+    let r = p.request(json!(9), "tools/list", json!({"_meta": meta(json!({})), "cursor": "bogus"})).await;
+    assert_eq!(r["error"]["code"], -32602);
+    p.close().await;
+}
+
+#[test]
+fn registering_a_name_twice_is_an_error() {
+    let tools = Tools::new().add("same", "one", hello).add("same", "two", hello).add("", "empty", hello);
+    let err = Server::builder("d", "1").tools(tools).build().unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("tool \"same\" is registered twice"), "{text}");
+    assert!(text.contains("is empty"), "{text}");
+}
