@@ -46,6 +46,24 @@ impl Resource {
     pub fn new(uri: impl Into<String>, name: impl Into<String>) -> Self {
         Resource { uri: uri.into(), name: name.into(), ..Default::default() }
     }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the display title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
 }
 
 wire_struct! {
@@ -75,6 +93,24 @@ impl ResourceTemplate {
     /// A template with a URI template and a name.
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
         ResourceTemplate { uri_template: uri_template.into(), name: name.into(), ..Default::default() }
+    }
+
+    /// Sets the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+
+    /// Sets the display title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
     }
 }
 

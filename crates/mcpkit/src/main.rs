@@ -1,11 +1,12 @@
 //! `mcpkit`: the command line of the mcpkit MCP implementation.
 //!
-//! For now it inspects MCP traffic: `mcpkit check` reads newline-delimited JSON-RPC (a stdio
-//! transcript) and reports, line by line, what each message is or exactly what is wrong with
-//! it — the same framing and envelope rules an mcpkit server applies. Serving and talking to
-//! servers arrive with the server and client crates.
+//! `mcpkit serve` runs a demonstration server for people trying MCP clients. `mcpkit check`
+//! reads newline-delimited JSON-RPC (a stdio transcript) and reports, line by line, what each
+//! message is or exactly what is wrong with it — the same framing and envelope rules an mcpkit
+//! server applies. Talking to servers arrives with the client crate.
 
 mod check;
+mod demo;
 
 use std::process::ExitCode;
 
@@ -31,11 +32,25 @@ enum Command {
     Check(check::Args),
     /// List the protocol revisions mcpkit knows, newest first, with their era.
     Versions,
+    /// Run the demonstration server (tools, resources, prompts that show what MCP can do).
+    #[command(after_help = "Example:\n  mcpkit serve --stdio   # then point an MCP client at this command")]
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Serve over stdin/stdout (the default).
+    #[arg(long, conflicts_with = "http")]
+    stdio: bool,
+    /// Serve Streamable HTTP on this address.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve(args) => serve(args),
         Command::Check(args) => check::run(args),
         Command::Versions => {
             for v in ProtocolVersion::ALL.iter().rev() {
@@ -44,6 +59,41 @@ fn main() -> ExitCode {
                 println!("{v}  {era}{batches}");
             }
             ExitCode::SUCCESS
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    // Logs go to stderr only: on stdio, stdout carries nothing but MCP messages.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    if args.http.is_some() {
+        eprintln!("mcpkit: the Streamable HTTP transport is not available in this build yet; use --stdio");
+        return ExitCode::from(2);
+    }
+    let server = match demo::server() {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("mcpkit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcpkit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(server.serve_stdio()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpkit: {e}");
+            ExitCode::from(2)
         }
     }
 }
