@@ -80,7 +80,7 @@ impl Server {
             let incoming = match mcp_types::decode(frame.as_bytes(), options) {
                 Ok(incoming) => incoming,
                 Err(e) => {
-                    send(&tx, &Message::Response(e.to_response(session.is_some()))).await;
+                    send(&tx, &Message::Response(e.to_response(null_id(session.as_ref())))).await;
                     continue;
                 }
             };
@@ -181,7 +181,7 @@ impl Server {
                     let connection = connection.clone();
                     set.spawn(async move { (index, server.handle_message(&connection, message).await) });
                 }
-                Err(e) => responses.push((index, e.to_response(true))),
+                Err(e) => responses.push((index, e.to_response(true))), // batches: 2025-03-26 only
             }
         }
         while let Some(done) = set.join_next().await {
@@ -194,10 +194,14 @@ impl Server {
     }
 }
 
-/// The id of an error answering unreadable input: `null` inside a legacy session (JSON-RPC
-/// 2.0), absent otherwise (2026-07-28).
+/// Whether an error answering unreadable input says `"id": null` (sessions of revisions
+/// before 2025-11-25, whose schemas require an id) or omits the id (2025-11-25 and modern).
+fn null_id(session: Option<&crate::session::SessionHandle>) -> bool {
+    session.is_some_and(|s| !s.version.omits_unknown_error_id())
+}
+
 fn missing_id(connection: &Connection) -> ResponseId {
-    if connection.session().is_some() { ResponseId::Null } else { ResponseId::Absent }
+    if null_id(connection.session().as_ref()) { ResponseId::Null } else { ResponseId::Absent }
 }
 
 async fn send(tx: &mpsc::Sender<Vec<u8>>, message: &Message) {

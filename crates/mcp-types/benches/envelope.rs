@@ -58,7 +58,8 @@ fn bench_envelope(c: &mut Criterion) {
     });
 
     let result = CallToolResult::text("hello");
-    let encoded = Message::Response(Response::ok(RequestId::from(1), &result).expect("serializable")).to_vec();
+    let encoded =
+        Message::Response(Response::ok(RequestId::from(1), &result).expect("serializable")).to_vec();
     group.throughput(Throughput::Bytes(encoded.len() as u64));
     group.bench_function("encode/call_tool_result_small", |b| {
         b.iter(|| {

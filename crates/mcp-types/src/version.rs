@@ -143,6 +143,13 @@ impl ProtocolVersion {
         matches!(self, ProtocolVersion::V2025_11_25 | ProtocolVersion::V2026_07_28)
     }
 
+    /// How an error answering an unreadable request names the missing id: revisions from
+    /// 2025-11-25 on let an error response omit `id` (and their schemas forbid `null`); older
+    /// ones require an `id`, so JSON-RPC 2.0's `"id": null` is the only possible answer.
+    pub const fn omits_unknown_error_id(self) -> bool {
+        matches!(self, ProtocolVersion::V2025_11_25 | ProtocolVersion::V2026_07_28)
+    }
+
     /// The experimental `tasks/*` methods of 2025-11-25.
     pub const fn has_legacy_tasks(self) -> bool {
         matches!(self, ProtocolVersion::V2025_11_25)

@@ -104,8 +104,10 @@ impl DecodeError {
         ErrorObject::new(self.code(), format!("{title}: {}", self.detail))
     }
 
-    /// The error response to send. `null_id` selects `"id": null` (legacy revisions, JSON-RPC
-    /// 2.0) over omitting the id (2026-07-28) when the id could not be read.
+    /// The error response to send. `null_id` selects `"id": null` (revisions before
+    /// 2025-11-25, JSON-RPC 2.0) over omitting the id (2025-11-25 and 2026-07-28, whose
+    /// schemas forbid a null id) when the id could not be read; see
+    /// [`ProtocolVersion::omits_unknown_error_id`](crate::ProtocolVersion::omits_unknown_error_id).
     pub fn to_response(&self, null_id: bool) -> Response {
         let id = match (&self.id, null_id) {
             (Some(id), _) => ResponseId::Id(id.clone()),
