@@ -248,3 +248,25 @@ fn registering_a_name_twice_is_an_error() {
     assert!(text.contains("tool \"same\" is registered twice"), "{text}");
     assert!(text.contains("is empty"), "{text}");
 }
+
+#[test]
+fn a_network_ref_in_a_tool_schema_is_refused_and_never_fetched() {
+    use std::net::TcpListener;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let schema = json!({"type": "object", "properties": {"user": {"$ref": format!("http://127.0.0.1:{port}/canary/profile-schema.json")}}});
+    let def = mcp_types::Tool::new("lookup_user", schema.as_object().unwrap().clone());
+    let tools = Tools::new().add_dyn(def, |_call| async { Ok(mcp_types::CallToolResult::text("never")) });
+    let err = Server::builder("canary", "1").tools(tools).build().unwrap_err();
+    assert!(err.to_string().contains("lookup_user"), "{err}");
+    // Nothing connected to the canary, during or after the attempt.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    while listener.accept().is_ok() {
+        hits.fetch_add(1, Ordering::SeqCst);
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "the $ref was fetched");
+}
