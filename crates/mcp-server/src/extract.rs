@@ -274,3 +274,28 @@ impl Log {
         self.log(LoggingLevel::Error, data).await
     }
 }
+
+/// Announces changes (tool, prompt or resource lists, resource updates) from inside a handler,
+/// without holding the [`Server`](crate::Server) itself.
+#[derive(Clone)]
+pub struct Notifier(pub(crate) tokio::sync::broadcast::Sender<crate::Change>);
+
+impl Notifier {
+    /// Announces a change to every subscribed client.
+    pub fn notify(&self, change: crate::Change) {
+        // No receivers is not an error: nobody is listening.
+        let _ = self.0.send(change);
+    }
+}
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Notifier")
+    }
+}
+
+impl FromCall for Notifier {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(Notifier(call.server.changes.clone()))
+    }
+}

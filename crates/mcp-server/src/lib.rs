@@ -57,7 +57,8 @@ pub use call::Call;
 pub use completion::{CompletionRequest, Completions};
 pub use connection::{Connection, DuplicateId, InFlight};
 pub use extract::{
-    Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Progress, Rejection, State, Version,
+    Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection, State,
+    Version,
 };
 pub use handler::{BoxFuture, Handler};
 pub use peer::{AskError, Peer};
@@ -69,6 +70,8 @@ pub use schema::{object_schema, schema_for};
 pub use server::{BuildError, CachePolicy, Change, Server, ServerBuilder, ServerConfig};
 pub use session::{LegacySession, PeerAnswer, SessionClosed, SessionHandle};
 pub use sink::{ChannelSink, MessageSink, NullSink, SendFuture};
+/// The cancellation token transports hand to [`Server::handle_request`].
+pub use tokio_util::sync::CancellationToken;
 pub use tools::{IntoToolResult, Json, RegistrationError, ToolError, Tools};
 
 impl Call {

@@ -76,7 +76,10 @@ impl Peer {
         &self.capabilities
     }
 
-    /// Asks the user to fill in a form (`elicitation/create`, form mode).
+    /// Asks the user to fill in a form (`elicitation/create`, form mode). An accepted answer
+    /// whose content does not match `requestedSchema` is not returned: on a modern request the
+    /// question is asked again; in a legacy session the call fails with
+    /// [`AskError::InvalidAnswer`].
     pub async fn elicit(&self, key: &str, params: ElicitRequestFormParams) -> Result<ElicitResult, AskError> {
         let supported =
             self.capabilities.elicitation.as_ref().is_some_and(ElicitationCapability::supports_form);
@@ -91,11 +94,31 @@ impl Peer {
                 )
                 .await;
         }
+        let schema = serde_json::to_value(&params.requested_schema)
+            .ok()
+            .and_then(|s| mcp_schema::Schema::compile(&s).ok());
+        let check = move |answer: &ElicitResult| -> Result<(), String> {
+            match (&answer.action, &answer.content, &schema) {
+                (mcp_types::ElicitAction::Accept, Some(content), Some(schema)) => {
+                    let content = serde_json::to_value(content).map_err(|e| e.to_string())?;
+                    schema
+                        .validate(&content)
+                        .map_err(|v| format!("the form answer does not match the request: {v}"))
+                }
+                _ => Ok(()),
+            }
+        };
         let params = ElicitRequestParams::Form(params);
-        self.ask::<Elicit>(key, params, InputRequest::Elicit, |r| match r {
-            InputResponse::Elicit(e) => Some(e.clone()),
-            _ => None,
-        })
+        self.ask::<Elicit>(
+            key,
+            params,
+            InputRequest::Elicit,
+            |r| match r {
+                InputResponse::Elicit(e) => Some(e.clone()),
+                _ => None,
+            },
+            check,
+        )
         .await
     }
 
@@ -120,10 +143,16 @@ impl Peer {
             // 2025-11-25 requires an id to correlate `notifications/elicitation/complete`.
             params.elicitation_id = Some(format!("{key}-{}", crate::request_state::nonce()));
         }
-        self.ask::<Elicit>(key, ElicitRequestParams::Url(params), InputRequest::Elicit, |r| match r {
-            InputResponse::Elicit(e) => Some(e.clone()),
-            _ => None,
-        })
+        self.ask::<Elicit>(
+            key,
+            ElicitRequestParams::Url(params),
+            InputRequest::Elicit,
+            |r| match r {
+                InputResponse::Elicit(e) => Some(e.clone()),
+                _ => None,
+            },
+            |_| Ok(()),
+        )
         .await
     }
 
@@ -144,10 +173,16 @@ impl Peer {
                 .missing("sampling", ClientCapabilities { sampling: Some(required), ..Default::default() })
                 .await;
         }
-        self.ask::<CreateMessage>(key, params, InputRequest::CreateMessage, |r| match r {
-            InputResponse::CreateMessage(m) => Some(m.clone()),
-            _ => None,
-        })
+        self.ask::<CreateMessage>(
+            key,
+            params,
+            InputRequest::CreateMessage,
+            |r| match r {
+                InputResponse::CreateMessage(m) => Some(m.clone()),
+                _ => None,
+            },
+            |_| Ok(()),
+        )
         .await
     }
 
@@ -161,10 +196,16 @@ impl Peer {
                 )
                 .await;
         }
-        self.ask::<ListRoots>(key, ListRootsParams::default(), InputRequest::ListRoots, |r| match r {
-            InputResponse::ListRoots(l) => Some(l.clone()),
-            _ => None,
-        })
+        self.ask::<ListRoots>(
+            key,
+            ListRootsParams::default(),
+            InputRequest::ListRoots,
+            |r| match r {
+                InputResponse::ListRoots(l) => Some(l.clone()),
+                _ => None,
+            },
+            |_| Ok(()),
+        )
         .await
     }
 
@@ -184,6 +225,7 @@ impl Peer {
         params: M::Params,
         wrap: fn(InlineRequest<M>) -> InputRequest,
         answer: fn(&InputResponse) -> Option<M::Result>,
+        check: impl Fn(&M::Result) -> Result<(), String>,
     ) -> Result<M::Result, AskError>
     where
         M: RequestMethod,
@@ -191,10 +233,11 @@ impl Peer {
     {
         match &self.mode {
             Mode::Modern => {
-                if let Some(found) = self.asks.answers.get(key).and_then(answer) {
+                if let Some(found) = self.asks.answers.get(key).and_then(answer).filter(|a| check(a).is_ok())
+                {
                     return Ok(found);
                 }
-                // Missing or malformed: ask (again). The spec prefers a new InputRequiredResult
+                // Missing, malformed or not matching the question: ask (again). The spec prefers a new InputRequiredResult
                 // over an error when the client left something out.
                 self.asks.ask(key, wrap(InlineRequest::new(params)));
                 std::future::pending().await

@@ -84,6 +84,12 @@ impl IntoPromptResult for String {
     }
 }
 
+impl IntoPromptResult for &'static str {
+    fn into_prompt_result(self) -> Result<GetPromptResult, PromptError> {
+        self.to_owned().into_prompt_result()
+    }
+}
+
 impl<T: IntoPromptResult, E: Into<PromptError> + Send + 'static> IntoPromptResult for Result<T, E> {
     fn into_prompt_result(self) -> Result<GetPromptResult, PromptError> {
         self.map_err(Into::into).and_then(IntoPromptResult::into_prompt_result)

@@ -232,6 +232,11 @@ impl Server {
         let _ = self.inner.changes.send(change);
     }
 
+    /// A handle that announces changes, for code that should not hold the server.
+    pub fn notifier(&self) -> crate::Notifier {
+        crate::Notifier(self.inner.changes.clone())
+    }
+
     /// Announces that the resource at `uri` changed.
     pub fn resource_updated(&self, uri: &str) {
         self.notify(Change::ResourceUpdated(uri.to_owned()));

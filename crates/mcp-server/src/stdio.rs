@@ -84,6 +84,19 @@ impl Server {
                     continue;
                 }
             };
+            // Notifications and responses are handled in the read loop, in the order the client
+            // sent them (a cancellation is never overtaken by a later request).
+            let incoming = match incoming {
+                Incoming::Single(Message::Notification(n)) => {
+                    self.handle_notification(&connection, n);
+                    continue;
+                }
+                Incoming::Single(Message::Response(r)) => {
+                    self.handle_response(&connection, r);
+                    continue;
+                }
+                other => other,
+            };
             let size = frame.as_bytes().len();
             // Back-pressure: wait for room before reading on.
             let Ok(permit) = requests.clone().acquire_owned().await else { break };

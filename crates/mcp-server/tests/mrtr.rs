@@ -132,8 +132,14 @@ async fn modern_rounds_carry_earlier_answers_in_the_state() {
     // An answer of the wrong shape is asked for again, not accepted.
     p.send(call(6, "two_steps", caps.clone(), json!({"inputResponses": {"first": 12345}}))).await;
     assert_eq!(p.recv().await["result"]["resultType"], "input_required");
-    p.send(call(7, "two_steps", caps, json!({"inputResponses": null}))).await;
+    p.send(call(7, "two_steps", caps.clone(), json!({"inputResponses": null}))).await;
     assert_eq!(p.recv().await["result"]["resultType"], "input_required");
+    // An accepted form that does not match the requested schema is asked for again.
+    let bad = json!({"action": "accept", "content": {"name": 12345}});
+    p.send(call(8, "two_steps", caps, json!({"inputResponses": {"first": bad}}))).await;
+    let r = p.recv().await;
+    assert_eq!(r["result"]["resultType"], "input_required");
+    assert!(r["result"]["inputRequests"].get("first").is_some(), "{r}");
     p.close().await;
 }
 
