@@ -20,5 +20,7 @@ echo "== architecture invariants"
 bash scripts/check-architecture.sh
 echo "== fuzz targets compile"
 cargo check --manifest-path fuzz/Cargo.toml --locked --quiet
+echo "== interop SDK clients (official Python/TypeScript SDKs, into .cache/)"
+bash scripts/setup-interop.sh
 echo "== tests"
 cargo test --workspace --locked

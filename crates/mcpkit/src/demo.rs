@@ -77,8 +77,7 @@ async fn countdown(
 /// Elicitation: asks the user for their name (a form), in either protocol era.
 async fn greet_me(client: Peer) -> Result<String, ToolError> {
     let mut schema = ElicitationSchema::default();
-    let mut name = StringSchema::default();
-    name.description = Some("Your name".to_owned());
+    let name = StringSchema { description: Some("Your name".to_owned()), ..Default::default() };
     schema.properties.insert("name".to_owned(), PrimitiveSchemaDefinition::String(name));
     schema.required = Some(vec!["name".to_owned()]);
     let answer = client.elicit("name", ElicitRequestFormParams::new("What is your name?", schema)).await?;

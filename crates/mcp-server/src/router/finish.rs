@@ -22,7 +22,7 @@ pub(crate) trait Cacheable: Finish {
     fn cache(&mut self, ttl_ms: u64, scope: CacheScope);
 }
 
-fn meta<'a>(meta: &'a mut Option<ResultMeta>) -> &'a mut ResultMeta {
+fn meta(meta: &mut Option<ResultMeta>) -> &mut ResultMeta {
     meta.get_or_insert_with(ResultMeta::default)
 }
 
