@@ -3,8 +3,8 @@
 //! Compiling and validating a schema costs time and memory in proportion to what the schema
 //! expands to, not to its size: a ~2 KB schema whose `$defs` double through `allOf` expands to
 //! 2^30 subschemas (DECISIONS.md trap 2). [`check_complexity`] bounds that expansion without
-//! compiling anything, in time and memory linear in the size of the document (which it bounds
-//! first).
+//! compiling anything, in time and memory roughly linear in the size of the document (which it
+//! bounds first) and the expansion limit.
 
 mod expand;
 mod index;
@@ -147,18 +147,20 @@ fn check_size(schema: &Value, limit: usize) -> Result<(), ComplexityError> {
 }
 
 fn check_depth(schema: &Value, limit: usize) -> Result<(), ComplexityError> {
-    // Containers only, with their depth; explicit stack, so any depth is safe to measure.
-    let mut stack = vec![(schema, 1usize)];
+    // Containers only, with their depth; an explicit stack, so any depth is safe to measure.
+    let is_container = |v: &&Value| v.is_object() || v.is_array();
+    let mut stack: Vec<(&Value, usize)> =
+        Some(schema).filter(is_container).map(|v| (v, 1)).into_iter().collect();
     while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Object(map) => Box::new(map.values()),
-            Value::Array(items) => Box::new(items.iter()),
-            _ => continue,
-        };
         if depth > limit {
             return Err(ComplexityError::TooDeep { depth, limit });
         }
-        stack.extend(children.filter(|c| c.is_object() || c.is_array()).map(|c| (c, depth + 1)));
+        let below = |child| (child, depth + 1);
+        match value {
+            Value::Object(map) => stack.extend(map.values().filter(is_container).map(below)),
+            Value::Array(items) => stack.extend(items.iter().filter(is_container).map(below)),
+            _ => {}
+        }
     }
     Ok(())
 }

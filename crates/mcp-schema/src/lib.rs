@@ -23,6 +23,8 @@ pub use guard::{ComplexityError, Limits, check_complexity};
 /// A compiled schema.
 pub struct Schema {
     validator: jsonschema::Validator,
+    /// A peer's schema: violations are reported without detail (see [`Schema::validate`]).
+    untrusted: bool,
 }
 
 impl std::fmt::Debug for Schema {
@@ -83,13 +85,15 @@ impl Schema {
             .should_validate_formats(false)
             .build(schema)
             .map_err(|e| SchemaError::Invalid(e.to_string()))?;
-        Ok(Schema { validator })
+        Ok(Schema { validator, untrusted: false })
     }
 
     /// Compiles a schema that came from a peer, after checking its complexity.
     pub fn compile_untrusted(schema: &Value, limits: &Limits) -> Result<Self, SchemaError> {
         check_complexity(schema, limits)?;
-        Self::compile(schema)
+        let mut schema = Self::compile(schema)?;
+        schema.untrusted = true;
+        Ok(schema)
     }
 
     /// True when `instance` is valid.
@@ -98,10 +102,26 @@ impl Schema {
     }
 
     /// The first violation, if any.
+    ///
+    /// Validity is decided by the memoizing `is_valid` first (fast even for recursive
+    /// schemas); only an invalid instance is examined again for the first error, and only for
+    /// schemas compiled with [`Schema::compile`]. Locating an error walks every branch of
+    /// `anyOf`/`oneOf`, which a hostile recursive schema can make exponential in the depth of
+    /// the instance, so a peer's schema ([`Schema::compile_untrusted`]) gets a violation
+    /// without detail. The full error list is never built (DECISIONS.md trap 2).
     pub fn validate(&self, instance: &Value) -> Result<(), Violation> {
-        match self.validator.iter_errors(instance).next() {
-            None => Ok(()),
-            Some(e) => Err(Violation { message: e.to_string(), path: e.instance_path().to_string() }),
+        if self.validator.is_valid(instance) {
+            return Ok(());
+        }
+        if self.untrusted {
+            return Err(Violation {
+                message: "the value does not match the schema".to_owned(),
+                path: String::new(),
+            });
+        }
+        match self.validator.validate(instance) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Violation { message: e.to_string(), path: e.instance_path().to_string() }),
         }
     }
 }

@@ -88,10 +88,6 @@ impl Key {
         let last = percent_decode(last).to_lowercase();
         if last == "." || last == ".." { Key::Wild } else { Key::Segment(last) }
     }
-
-    pub(super) fn may_equal(&self, other: &Key) -> bool {
-        matches!(self, Key::Wild) || matches!(other, Key::Wild) || self == other
-    }
 }
 
 /// Decodes `%XX` escapes; a malformed escape stays as written.
