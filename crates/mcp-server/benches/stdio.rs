@@ -103,6 +103,8 @@ fn bench_stdio(c: &mut Criterion) {
     });
 
     group.throughput(Throughput::Elements(BATCH as u64));
+    // An iteration is ~1 ms: fewer samples keep the default run near its target time.
+    group.sample_size(50);
     group.bench_function("tools_call_echo/64_in_flight", |b| {
         b.iter_custom(|iters| {
             runtime.block_on(async {
