@@ -56,6 +56,7 @@ impl From<SessionClosed> for AskError {
 #[derive(Clone)]
 pub struct Peer {
     mode: Mode,
+    sink: Arc<dyn crate::sink::MessageSink>,
     capabilities: ClientCapabilities,
     asks: Arc<AskState>,
 }
@@ -64,6 +65,7 @@ impl FromCall for Peer {
     fn from_call(call: &Call) -> Result<Self, crate::extract::Rejection> {
         Ok(Peer {
             mode: call.mode.clone(),
+            sink: call.sink.clone(),
             capabilities: call.client_capabilities.clone(),
             asks: call.asks.clone(),
         })
@@ -245,7 +247,7 @@ impl Peer {
             Mode::Legacy(session) => {
                 let params =
                     serde_json::to_value(&params).map_err(|e| AskError::InvalidAnswer(e.to_string()))?;
-                match session.request(M::METHOD, &params).await? {
+                match session.request(self.sink.as_ref(), M::METHOD, &params).await? {
                     Ok(raw) => {
                         serde_json::from_str(raw.get()).map_err(|e| AskError::InvalidAnswer(e.to_string()))
                     }

@@ -27,8 +27,6 @@ pub struct LegacySession {
     pub client_capabilities: ClientCapabilities,
     /// The client's identity.
     pub client_info: Implementation,
-    /// Where this session's server-initiated messages go (the stdio writer, the GET stream).
-    pub(crate) sink: Arc<dyn MessageSink>,
     log_level: Mutex<Option<LoggingLevel>>,
     subscriptions: Mutex<HashSet<String>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<PeerAnswer>>>,
@@ -50,13 +48,11 @@ impl LegacySession {
         version: ProtocolVersion,
         client_capabilities: ClientCapabilities,
         client_info: Implementation,
-        sink: Arc<dyn MessageSink>,
     ) -> Self {
         LegacySession {
             version,
             client_capabilities,
             client_info,
-            sink,
             log_level: Mutex::new(None),
             subscriptions: Mutex::default(),
             pending: Mutex::default(),
@@ -95,6 +91,7 @@ impl LegacySession {
     /// pending entry when dropped (the handler was cancelled), so a late answer is discarded.
     pub(crate) async fn request(
         &self,
+        sink: &dyn MessageSink,
         method: &str,
         params: &JsonValue,
     ) -> Result<PeerAnswer, SessionClosed> {
@@ -103,7 +100,7 @@ impl LegacySession {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), tx);
         let guard = PendingGuard { session: self, id: id.clone() };
         let request = Request::new(id, method, params).map_err(|_| SessionClosed)?;
-        if !self.sink.send(Message::Request(request).to_vec()).await {
+        if !sink.send(Message::Request(request).to_vec()).await {
             return Err(SessionClosed);
         }
         let answer = rx.await.map_err(|_| SessionClosed);

@@ -60,7 +60,7 @@ impl Ctx<'_> {
             version: self.version,
             meta: self.meta.clone(),
             client_capabilities: self.capabilities.clone(),
-            sink: self.connection.sink.clone(),
+            sink: self.sink.clone(),
             cancel: self.cancel.child_token(),
             asks,
             arguments,

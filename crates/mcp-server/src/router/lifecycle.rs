@@ -24,12 +24,7 @@ impl Server {
                 self.inner.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
             )))
         })?;
-        let session = Arc::new(LegacySession::new(
-            version,
-            params.capabilities,
-            params.client_info,
-            connection.sink.clone(),
-        ));
+        let session = Arc::new(LegacySession::new(version, params.capabilities, params.client_info));
         connection.set_session(session.clone());
         super::forward_to_session(self.clone(), connection.clone(), session);
         let mut result =

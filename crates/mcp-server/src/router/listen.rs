@@ -82,7 +82,7 @@ impl Server {
         let filter = self.honoured(&params.notifications);
         // Subscribe before acknowledging, so no change between the two is lost.
         let mut changes = self.inner.changes.subscribe();
-        let sink = &ctx.connection.sink;
+        let sink = &ctx.sink;
         let ack = SubscriptionsAcknowledgedNotificationParams {
             notifications: filter.clone(),
             meta: tagged(&ctx.id),

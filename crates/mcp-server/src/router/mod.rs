@@ -27,6 +27,7 @@ use crate::call::Mode;
 use crate::connection::Connection;
 use crate::server::Server;
 use crate::session::SessionHandle;
+use crate::sink::MessageSink;
 use finish::{Finish, Finishing};
 
 pub(crate) use listen::forward_to_session;
@@ -73,6 +74,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) meta: RequestMeta,
     pub(crate) capabilities: ClientCapabilities,
     pub(crate) cancel: CancellationToken,
+    /// Where this request's own messages go (notifications, legacy server→client requests).
+    pub(crate) sink: Arc<dyn MessageSink>,
 }
 
 impl Ctx<'_> {
@@ -123,8 +126,22 @@ impl Server {
         request: Request,
         cancel: CancellationToken,
     ) -> Option<Reply> {
+        let sink = connection.sink.clone();
+        self.handle_request_on(connection, request, cancel, sink).await
+    }
+
+    /// Like [`Server::handle_request`], with this request's own messages (progress, logging,
+    /// legacy server→client requests) sent to `sink` — the response stream of an HTTP
+    /// exchange — instead of the connection's sink.
+    pub async fn handle_request_on(
+        &self,
+        connection: &Arc<Connection>,
+        request: Request,
+        cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
+    ) -> Option<Reply> {
         let id = request.id.clone();
-        match self.route(connection, request, cancel).await {
+        match self.route(connection, request, cancel, sink).await {
             Ok(Some(result)) => {
                 Some(Reply { response: Response { id: ResponseId::Id(id), result: Ok(result) }, status: 200 })
             }
@@ -169,17 +186,18 @@ impl Server {
         connection: &Arc<Connection>,
         request: Request,
         cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
     ) -> Routed {
         let probe: MetaProbe = request.params_as().map_err(Failure::bad_request)?;
         let meta = probe.meta.unwrap_or_default();
         if meta.is_modern() {
-            return self.route_modern(connection, request, meta, cancel).await;
+            return self.route_modern(connection, request, meta, cancel, sink).await;
         }
         if request.method == "initialize" {
             return self.initialize(connection, &request);
         }
         if let Some(session) = connection.session() {
-            return self.route_legacy(connection, session, request, meta, cancel).await;
+            return self.route_legacy(connection, session, request, meta, cancel, sink).await;
         }
         if request.method == "ping" {
             return serialize(&mcp_types::EmptyResult::default()).map(Some);
@@ -198,6 +216,7 @@ impl Server {
         request: Request,
         meta: RequestMeta,
         cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
     ) -> Routed {
         let Some(requested) = meta.protocol_version.clone() else {
             return Err(Failure::bad_request(ErrorObject::invalid_params(format!(
@@ -230,6 +249,7 @@ impl Server {
             meta,
             capabilities,
             cancel,
+            sink,
         };
         self.dispatch(&ctx, &request).await
     }
@@ -241,6 +261,7 @@ impl Server {
         request: Request,
         meta: RequestMeta,
         cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
     ) -> Routed {
         let ctx = Ctx {
             server: self,
@@ -251,6 +272,7 @@ impl Server {
             mode: Mode::Legacy(session),
             meta,
             cancel,
+            sink,
         };
         match request.method.as_str() {
             "ping" => ctx.finish(mcp_types::EmptyResult::default()),
