@@ -195,6 +195,11 @@ impl Server {
         &self.inner.config
     }
 
+    /// The definition of a tool, if there is one by that name.
+    pub fn tool(&self, name: &str) -> Option<mcp_types::Tool> {
+        self.inner.tools.load().get(name).map(|e| e.def.clone())
+    }
+
     /// Replaces the tool table and announces the change.
     pub fn set_tools(&self, tools: Tools) -> Result<(), BuildError> {
         if !tools.errors.is_empty() {

@@ -71,10 +71,6 @@ fn serve(args: ServeArgs) -> ExitCode {
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    if args.http.is_some() {
-        eprintln!("mcpkit: the Streamable HTTP transport is not available in this build yet; use --stdio");
-        return ExitCode::from(2);
-    }
     let server = match demo::server() {
         Ok(server) => server,
         Err(e) => {
@@ -89,6 +85,32 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(addr) = args.http {
+        let addr: std::net::SocketAddr = match addr.parse() {
+            Ok(addr) => addr,
+            Err(e) => {
+                eprintln!("mcpkit: invalid address {addr:?}: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        return runtime.block_on(async move {
+            let bound = match mcp_http::bind(addr).await {
+                Ok(bound) => bound,
+                Err(e) => {
+                    eprintln!("mcpkit: cannot listen on {addr}: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            eprintln!("listening on http://{}/mcp", bound.local_addr());
+            match mcp_http::serve(server, bound, None).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcpkit: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        });
+    }
     match runtime.block_on(server.serve_stdio()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! conformance-server --stdio          serve stdin/stdout (logs go to stderr; RUST_LOG, default warn)
-//! conformance-server --http ADDR      Streamable HTTP (not available yet: exits with status 2)
+//! conformance-server --http ADDR      Streamable HTTP at http://ADDR/mcp (port 0: a free port,
+//!                                     printed on stderr as `listening on http://…/mcp`)
 //! ```
 
 use std::process::ExitCode;
@@ -24,10 +25,6 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.http.is_some() {
-        eprintln!("HTTP transport not available yet");
-        return ExitCode::from(2);
-    }
     init_tracing();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -36,7 +33,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let code = runtime.block_on(serve_stdio());
+    let code = match cli.http {
+        Some(addr) => runtime.block_on(serve_http(&addr)),
+        None => runtime.block_on(serve_stdio()),
+    };
     // Reading stdin happens on a blocking thread that may still be parked in `read` (after
     // Ctrl-C, say); do not wait for it.
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -70,5 +70,40 @@ async fn serve_stdio() -> ExitCode {
             tracing::info!("interrupted");
             ExitCode::from(130)
         }
+    }
+}
+
+async fn serve_http(addr: &str) -> ExitCode {
+    let addr: std::net::SocketAddr = match addr.parse() {
+        Ok(addr) => addr,
+        Err(e) => {
+            eprintln!("conformance-server: invalid address {addr:?}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let server = match conformance::try_server() {
+        Ok(server) => server,
+        Err(e) => {
+            eprintln!("conformance-server: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bound = match mcp_http::bind(addr).await {
+        Ok(bound) => bound,
+        Err(e) => {
+            eprintln!("conformance-server: cannot listen on {addr}: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!("listening on http://{}/mcp", bound.local_addr());
+    tokio::select! {
+        served = mcp_http::serve(server, bound, None) => match served {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("conformance-server: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        _ = tokio::signal::ctrl_c() => ExitCode::from(130),
     }
 }

@@ -1,0 +1,63 @@
+//! Transport settings: the Host/Origin allowlists and the limits of DECISIONS.md.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Settings of the Streamable HTTP transport; every limit has the default of DECISIONS.md.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// The MCP endpoint path.
+    pub endpoint: String,
+    /// Accepted `Host` header values (`host:port`, compared case-insensitively). Empty: any.
+    pub allowed_hosts: Vec<String>,
+    /// Accepted `Origin` header values (a request without `Origin` is accepted; `null` never).
+    pub allowed_origins: Vec<String>,
+    /// Largest request body.
+    pub max_body: usize,
+    /// All request bodies in flight together, before `503`.
+    pub max_bodies_in_flight: usize,
+    /// Requests handled at once, before `503`.
+    pub max_in_flight: usize,
+    /// Open connections (standalone server), before `503`.
+    pub max_connections: usize,
+    /// How long a client may take to send its request headers.
+    pub header_read_timeout: Duration,
+    /// How long a client may take to send its request body.
+    pub body_read_timeout: Duration,
+    /// Interval of keep-alive comments on long-lived SSE streams.
+    pub keep_alive: Duration,
+    /// A legacy session unused this long is closed.
+    pub session_idle: Duration,
+}
+
+impl HttpConfig {
+    /// Settings for a server bound to `addr`: the allowlists accept the loopback names at
+    /// that port (`localhost`, `127.0.0.1`, `[::1]`), which stops DNS rebinding and
+    /// cross-site requests (DECISIONS.md trap 4).
+    pub fn for_bind(addr: SocketAddr) -> Self {
+        let port = addr.port();
+        let hosts = vec![format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];
+        let origins = hosts.iter().flat_map(|h| [format!("http://{h}"), format!("https://{h}")]).collect();
+        HttpConfig { allowed_hosts: hosts, allowed_origins: origins, ..Self::default() }
+    }
+}
+
+impl Default for HttpConfig {
+    /// Defaults with empty allowlists (any Host, no Origin but loopback ones): use
+    /// [`HttpConfig::for_bind`] for a listening server.
+    fn default() -> Self {
+        HttpConfig {
+            endpoint: "/mcp".to_owned(),
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            max_body: 4 * 1024 * 1024,
+            max_bodies_in_flight: 64 * 1024 * 1024,
+            max_in_flight: 64,
+            max_connections: 256,
+            header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(30),
+            keep_alive: Duration::from_secs(15),
+            session_idle: Duration::from_secs(30 * 60),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! One request served over one HTTP exchange: a JSON answer, or an SSE stream when the
+//! handler sends messages of its own (progress, logs, legacy server→client requests) before
+//! its result. The answer belongs to this exchange alone (DECISIONS.md trap 3).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header};
+use mcp_server::{CancellationToken, ChannelSink, Connection, InFlight, Reply, Server};
+use mcp_types::{Message, Request};
+use tokio::sync::mpsc;
+
+use crate::guard::Accepts;
+use crate::sse;
+
+/// How the exchange behaves when the client goes away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnDisconnect {
+    /// 2026-07-28: closing the response stream cancels the request.
+    Cancel,
+    /// Legacy revisions: a disconnect does not cancel.
+    Continue,
+}
+
+/// Cancels the request when dropped, unless disarmed (the exchange completed).
+struct CancelGuard(Option<CancellationToken>);
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if let Some(token) = self.0.take() {
+            token.cancel();
+        }
+    }
+}
+
+pub(crate) fn json_response(status: StatusCode, message: &Message) -> Response {
+    let mut response = (status, message.to_vec()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+pub(crate) fn sse_response(body: mpsc::Receiver<Bytes>) -> Response {
+    let mut response = Response::new(Body::from_stream(sse::ChannelBody(body)));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}
+
+/// What an exchange needs besides the request.
+pub(crate) struct Exchange {
+    pub(crate) server: Server,
+    pub(crate) connection: Arc<Connection>,
+    pub(crate) accepts: Accepts,
+    pub(crate) on_disconnect: OnDisconnect,
+    pub(crate) keep_alive: Duration,
+    /// A subscription stream: always SSE.
+    pub(crate) long_lived: bool,
+    /// The request's cancellation (from the connection's in-flight table when it has one).
+    pub(crate) cancel: CancellationToken,
+    /// Held until the request completes (unregisters its id).
+    pub(crate) in_flight: Option<InFlight>,
+    /// Released when the request completes (the transport's in-flight limits).
+    pub(crate) permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+}
+
+/// Runs `request`, answering on this exchange.
+pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
+    let Exchange {
+        server,
+        connection,
+        accepts,
+        on_disconnect,
+        keep_alive,
+        long_lived,
+        cancel,
+        in_flight,
+        permits,
+    } = exchange;
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let sink = Arc::new(ChannelSink(tx));
+    let task = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            let _held = (in_flight, permits);
+            tokio::select! {
+                reply = server.handle_request_on(&connection, request, cancel.clone(), sink) => reply,
+                _ = cancel.cancelled() => None,
+            }
+        })
+    };
+    let mut guard = CancelGuard((on_disconnect == OnDisconnect::Cancel).then(|| cancel.clone()));
+    let mut task = task;
+    // Answer with JSON unless a message of the request's own arrives first (or the client only
+    // takes SSE, or the request is a subscription stream).
+    let first = if accepts.sse && (long_lived || !accepts.json) {
+        None
+    } else {
+        loop {
+            tokio::select! {
+                reply = &mut task => {
+                    guard.0 = None;
+                    return finish_json(reply.ok().flatten());
+                }
+                message = rx.recv() => match message {
+                    Some(message) if accepts.sse => break Some(message),
+                    // A JSON-only client cannot receive the request's own messages.
+                    Some(_) => continue,
+                    None => {
+                        let reply = (&mut task).await;
+                        guard.0 = None;
+                        return finish_json(reply.ok().flatten());
+                    }
+                },
+            }
+        }
+    };
+    let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        let _guard = guard;
+        if let Some(first) = first {
+            if body_tx.send(sse::event(&first)).await.is_err() {
+                return;
+            }
+        }
+        let mut ticker = tokio::time::interval(keep_alive);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(json) => {
+                        if body_tx.send(sse::event(&json)).await.is_err() {
+                            return;
+                        }
+                    }
+                    None => break,
+                },
+                _ = ticker.tick() => {
+                    if body_tx.send(sse::comment()).await.is_err() {
+                        return;
+                    }
+                }
+                _ = body_tx.closed() => return,
+            }
+        }
+        if let Ok(Some(reply)) = task.await {
+            let _ = body_tx.send(sse::event(&Message::Response(reply.response).to_vec())).await;
+        }
+        let mut guard = _guard;
+        guard.0 = None;
+    });
+    sse_response(body_rx)
+}
+
+fn finish_json(reply: Option<Reply>) -> Response {
+    match reply {
+        Some(reply) => {
+            let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+            json_response(status, &Message::Response(reply.response))
+        }
+        // Cancelled: nothing to say.
+        None => StatusCode::ACCEPTED.into_response(),
+    }
+}

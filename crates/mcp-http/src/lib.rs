@@ -1,0 +1,78 @@
+//! Streamable HTTP for MCP servers: one endpoint for every era a client may speak, hardened
+//! for the open network.
+//!
+//! * **Modern (2026-07-28):** every message is a POST; a request is answered with JSON, or
+//!   with an SSE stream when the handler sends progress or log messages first; the standard
+//!   headers are checked against the body (`400` `-32020` on a mismatch); closing the stream
+//!   cancels the request; `subscriptions/listen` is a long-lived SSE stream with keep-alive
+//!   comments; no session ids.
+//! * **Legacy Streamable HTTP (2025-03-26 … 2025-11-25):** `initialize` mints an
+//!   `Mcp-Session-Id` (128-bit CSPRNG); the GET stream; server→client requests on the POST's
+//!   SSE stream with answers POSTed back; `DELETE` ends a session; an unknown session is `404`;
+//!   a disconnect does not cancel.
+//! * **Hardened by default:** Host and Origin allowlists (`403`), `Content-Type` (`415`),
+//!   `Accept` (`406`), body size (`413`), bodies and requests in flight (`503` with
+//!   `Retry-After`), header and body read timeouts.
+//!
+//! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
+//! application; [`serve`] runs it standalone.
+//!
+//! Not yet: the deprecated HTTP+SSE transport (2024-11-05) and resumable SSE streams
+//! (`Last-Event-ID`).
+
+#![warn(missing_docs)]
+
+mod config;
+mod exchange;
+mod guard;
+mod headers;
+mod serve;
+mod service;
+mod session;
+mod sse;
+
+use std::sync::Arc;
+
+use mcp_server::Server;
+
+pub use config::HttpConfig;
+pub use serve::{Bound, bind, serve};
+
+/// The Streamable HTTP transport of a [`Server`].
+#[derive(Clone)]
+pub struct McpHttp {
+    state: Arc<service::HttpState>,
+}
+
+impl std::fmt::Debug for McpHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpHttp").field("endpoint", &self.state.config.endpoint).finish_non_exhaustive()
+    }
+}
+
+impl McpHttp {
+    /// The transport for `server` with these settings.
+    pub fn new(server: Server, config: HttpConfig) -> Self {
+        McpHttp { state: Arc::new(service::HttpState::new(server, config)) }
+    }
+
+    /// An axum router serving the MCP endpoint (`config.endpoint`, `/mcp` by default). Mount
+    /// it with `Router::merge` or serve it as a `tower::Service`.
+    pub fn router(&self) -> axum::Router {
+        let state = self.state.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            let weak = Arc::downgrade(&state);
+            handle.spawn(async move {
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    let Some(state) = weak.upgrade() else { return };
+                    state.sessions.expire(state.config.session_idle);
+                }
+            });
+        }
+        axum::Router::new()
+            .route(&state.config.endpoint.clone(), axum::routing::any(service::endpoint))
+            .with_state(state)
+    }
+}

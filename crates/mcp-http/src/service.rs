@@ -1,0 +1,348 @@
+//! The endpoint: one path serving every era (CONFORMANCE.md §3 dispatch rule).
+
+// Early exits return a ready `Response`; boxing it would only add an allocation per refusal.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use mcp_server::{CancellationToken, Connection, NullSink, Server};
+use mcp_types::{
+    DecodeOptions, ErrorObject, JsonObject, Message, ProtocolVersion, Request, RequestMeta,
+    Response as RpcResponse, ResponseId, code,
+};
+use serde::Deserialize;
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::config::HttpConfig;
+use crate::exchange::{self, Exchange, OnDisconnect, json_response, sse_response};
+use crate::guard::{self, Accepts, Refusal};
+use crate::headers;
+use crate::session::{HttpSession, Sessions, new_id};
+use crate::sse;
+
+pub(crate) struct HttpState {
+    pub(crate) server: Server,
+    pub(crate) config: HttpConfig,
+    pub(crate) sessions: Sessions,
+    in_flight: Arc<Semaphore>,
+    bytes: Arc<Semaphore>,
+}
+
+impl HttpState {
+    pub(crate) fn new(server: Server, config: HttpConfig) -> Self {
+        HttpState {
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
+            bytes: Arc::new(Semaphore::new((config.max_bodies_in_flight / 1024).max(1))),
+            server,
+            config,
+            sessions: Sessions::default(),
+        }
+    }
+}
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+fn refusal(r: Refusal) -> Response {
+    (r.status, r.reason).into_response()
+}
+
+fn rpc_error(status: StatusCode, id: ResponseId, error: ErrorObject) -> Response {
+    json_response(status, &Message::Response(RpcResponse::error(id, error)))
+}
+
+fn busy() -> Response {
+    let mut r = (StatusCode::SERVICE_UNAVAILABLE, "too many requests in flight").into_response();
+    r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+pub(crate) async fn endpoint(
+    State(state): State<Arc<HttpState>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(r) = guard::host_and_origin(&state.config, &headers) {
+        return refusal(r);
+    }
+    match method {
+        Method::POST => post(state, headers, body).await,
+        Method::GET => get(state, headers).await,
+        Method::DELETE => delete(&state, &headers),
+        _ => {
+            let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            r
+        }
+    }
+}
+
+fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Option<Arc<HttpSession>>, Response> {
+    let Some(id) = headers.get(SESSION_HEADER) else { return Ok(None) };
+    let id = id.to_str().unwrap_or("");
+    match state.sessions.get(id) {
+        Some(session) => {
+            session.touch();
+            Ok(Some(session))
+        }
+        None => Err(rpc_error(
+            StatusCode::NOT_FOUND,
+            ResponseId::Absent,
+            ErrorObject::new(code::INVALID_REQUEST, "Session not found"),
+        )),
+    }
+}
+
+async fn read_body(state: &HttpState, body: Body) -> Result<Bytes, Response> {
+    let limited = Limited::new(body, state.config.max_body);
+    match tokio::time::timeout(state.config.body_read_timeout, limited.collect()).await {
+        Err(_) => Err((StatusCode::REQUEST_TIMEOUT, "request body not received in time").into_response()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            Err((StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response())
+        }
+        Ok(Err(_)) => Err((StatusCode::BAD_REQUEST, "request body could not be read").into_response()),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+#[derive(Deserialize)]
+struct MetaProbe {
+    #[serde(rename = "_meta")]
+    meta: Option<RequestMeta>,
+}
+
+async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(r) = guard::content_type(&headers) {
+        return refusal(r);
+    }
+    let accepts = match guard::accepts(&headers) {
+        Ok(a) => a,
+        Err(r) => return refusal(r),
+    };
+    let session = match session_of(&state, &headers) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let bytes = match read_body(&state, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Ok(request_permit) = state.in_flight.clone().try_acquire_owned() else { return busy() };
+    let kib = u32::try_from(bytes.len().div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let Ok(byte_permit) = state.bytes.clone().try_acquire_many_owned(kib) else { return busy() };
+    let permits = vec![request_permit, byte_permit];
+    let options = DecodeOptions { allow_batch: false, accept_responses: true };
+    let message = match mcp_types::decode_message(&bytes, options) {
+        Ok(m) => m,
+        Err(e) => {
+            let null_id = session
+                .as_ref()
+                .and_then(|s| s.connection.session())
+                .is_some_and(|s| !s.version.omits_unknown_error_id());
+            return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
+        }
+    };
+    match message {
+        Message::Notification(n) => {
+            match &session {
+                Some(s) => state.server.handle_notification(&s.connection, n),
+                None => state.server.handle_notification(&Connection::new(Arc::new(NullSink)), n),
+            }
+            StatusCode::ACCEPTED.into_response()
+        }
+        Message::Response(r) => match &session {
+            Some(s) => {
+                state.server.handle_response(&s.connection, r);
+                StatusCode::ACCEPTED.into_response()
+            }
+            None => rpc_error(
+                StatusCode::BAD_REQUEST,
+                ResponseId::Absent,
+                ErrorObject::invalid_request("a response was sent where a request was due"),
+            ),
+        },
+        Message::Request(request) => match session {
+            Some(session) => legacy_request(&state, session, request, accepts, permits).await,
+            None => sessionless_request(&state, &headers, request, accepts, permits).await,
+        },
+    }
+}
+
+fn is_legacy_version(v: &str) -> bool {
+    ProtocolVersion::parse(v).is_some_and(|v| !v.is_modern())
+}
+
+async fn sessionless_request(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    request: Request,
+    accepts: Accepts,
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+) -> Response {
+    let id = ResponseId::Id(request.id.clone());
+    let meta = match request.params_as::<MetaProbe>() {
+        Ok(p) => p.meta,
+        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, id, e),
+    };
+    let version_header = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).map(str::trim);
+    let stateless = meta.is_some() || version_header.is_some_and(|v| !is_legacy_version(v));
+    if !stateless {
+        if request.method == "initialize" {
+            return initialize(state, request).await;
+        }
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorObject::invalid_request(
+                "Mcp-Session-Id is required: send initialize first (legacy revisions) or per-request _meta (2026-07-28)",
+            ),
+        );
+    }
+    // The stateless order: required `_meta` members, then headers against the body.
+    let meta = meta.unwrap_or_default();
+    let Some(version) = meta.protocol_version.as_deref() else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorObject::invalid_params("`_meta` lacks `io.modelcontextprotocol/protocolVersion`"),
+        );
+    };
+    if meta.client_capabilities.is_none() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            ErrorObject::invalid_params("`_meta` lacks `io.modelcontextprotocol/clientCapabilities`"),
+        );
+    }
+    let params: Option<JsonObject> = request.params.as_ref().and_then(|p| serde_json::from_str(p.get()).ok());
+    if let Err(e) = headers::check_standard(headers, &request.method, version, params.as_ref()) {
+        return rpc_error(StatusCode::BAD_REQUEST, id, e);
+    }
+    if request.method == "tools/call" {
+        let name = params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("");
+        if let Some(tool) = state.server.tool(name) {
+            let annotations = headers::annotated_parameters(&tool.input_schema);
+            let arguments = params.as_ref().and_then(|p| p.get("arguments")).and_then(|a| a.as_object());
+            if let Err(e) = headers::check_parameters(headers, &annotations, arguments) {
+                return rpc_error(StatusCode::BAD_REQUEST, id, e);
+            }
+        }
+    }
+    let exchange = Exchange {
+        server: state.server.clone(),
+        connection: Connection::new(Arc::new(NullSink)),
+        accepts,
+        on_disconnect: OnDisconnect::Cancel,
+        keep_alive: state.config.keep_alive,
+        long_lived: request.method == "subscriptions/listen",
+        cancel: CancellationToken::new(),
+        in_flight: None,
+        permits,
+    };
+    exchange::serve(exchange, request).await
+}
+
+async fn initialize(state: &Arc<HttpState>, request: Request) -> Response {
+    let session = Arc::new(HttpSession::new());
+    let reply = state.server.handle_request(&session.connection, request, CancellationToken::new()).await;
+    let Some(reply) = reply else { return StatusCode::ACCEPTED.into_response() };
+    let ok = reply.response.result.is_ok();
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+    let mut response = json_response(status, &Message::Response(reply.response));
+    if ok {
+        let id = new_id();
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        state.sessions.insert(id, session);
+    }
+    response
+}
+
+async fn legacy_request(
+    state: &Arc<HttpState>,
+    session: Arc<HttpSession>,
+    request: Request,
+    accepts: Accepts,
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+) -> Response {
+    let in_flight = match session.connection.begin(&request.id) {
+        Ok(f) => f,
+        Err(duplicate) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                ResponseId::Id(request.id.clone()),
+                ErrorObject::invalid_request(duplicate.to_string()),
+            );
+        }
+    };
+    let exchange = Exchange {
+        server: state.server.clone(),
+        connection: session.connection.clone(),
+        accepts,
+        on_disconnect: OnDisconnect::Continue,
+        keep_alive: state.config.keep_alive,
+        long_lived: false,
+        cancel: in_flight.token().clone(),
+        in_flight: Some(in_flight),
+        permits,
+    };
+    exchange::serve(exchange, request).await
+}
+
+async fn get(state: Arc<HttpState>, headers: HeaderMap) -> Response {
+    match guard::accepts(&headers) {
+        Ok(a) if a.sse => {}
+        _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
+    }
+    let session = match session_of(&state, &headers) {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            // 2026-07-28 has no GET stream (subscriptions/listen replaced it).
+            let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
+            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        }
+        Err(r) => return r,
+    };
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    if !session.outbox.open(tx) {
+        return (StatusCode::CONFLICT, "a GET stream is already open for this session").into_response();
+    }
+    let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
+    let keep_alive = state.config.keep_alive;
+    tokio::spawn(async move {
+        let mut ticker = tokio::time::interval(keep_alive);
+        ticker.tick().await;
+        loop {
+            let chunk = tokio::select! {
+                message = rx.recv() => match message {
+                    Some(json) => sse::event(&json),
+                    None => return,
+                },
+                _ = ticker.tick() => sse::comment(),
+                _ = body_tx.closed() => return,
+            };
+            if body_tx.send(chunk).await.is_err() {
+                return;
+            }
+        }
+    });
+    sse_response(body_rx)
+}
+
+fn delete(state: &HttpState, headers: &HeaderMap) -> Response {
+    let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+        return (StatusCode::BAD_REQUEST, "Mcp-Session-Id is required").into_response();
+    };
+    match state.sessions.remove(id) {
+        Some(_) => StatusCode::OK.into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}

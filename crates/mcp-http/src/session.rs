@@ -1,0 +1,113 @@
+//! Legacy Streamable HTTP sessions (2025-03-26 … 2025-11-25), named by `Mcp-Session-Id`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use base64::Engine as _;
+use mcp_server::{Connection, MessageSink, SendFuture};
+use tokio::sync::mpsc;
+
+/// Where a session's own messages (list changes, resource updates) go: its GET stream, when
+/// the client keeps one open; otherwise they are dropped (the client polls lists instead).
+#[derive(Default)]
+pub(crate) struct Outbox {
+    stream: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+}
+
+impl Outbox {
+    /// Installs the GET stream; false when one is already open.
+    pub(crate) fn open(&self, tx: mpsc::Sender<Vec<u8>>) -> bool {
+        let mut stream = self.stream.lock().unwrap_or_else(|e| e.into_inner());
+        if stream.as_ref().is_some_and(|s| !s.is_closed()) {
+            return false;
+        }
+        *stream = Some(tx);
+        true
+    }
+}
+
+impl MessageSink for Outbox {
+    fn send(&self, json: Vec<u8>) -> SendFuture<'_> {
+        let tx = self.stream.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Box::pin(async move {
+            match tx {
+                Some(tx) => {
+                    // A closed GET stream is not a closed session: the client may reopen it.
+                    let _ = tx.send(json).await;
+                    true
+                }
+                None => true,
+            }
+        })
+    }
+}
+
+/// One legacy session.
+pub(crate) struct HttpSession {
+    pub(crate) connection: Arc<Connection>,
+    pub(crate) outbox: Arc<Outbox>,
+    last_used: Mutex<Instant>,
+}
+
+impl HttpSession {
+    pub(crate) fn new() -> Self {
+        let outbox = Arc::new(Outbox::default());
+        let connection = Connection::new(outbox.clone());
+        HttpSession { connection, outbox, last_used: Mutex::new(Instant::now()) }
+    }
+
+    pub(crate) fn touch(&self) {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle_for(&self) -> std::time::Duration {
+        self.last_used.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+    }
+}
+
+/// The live sessions.
+#[derive(Default)]
+pub(crate) struct Sessions {
+    map: RwLock<HashMap<String, Arc<HttpSession>>>,
+}
+
+impl Sessions {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+    }
+
+    pub(crate) fn insert(&self, id: String, session: Arc<HttpSession>) {
+        self.map.write().unwrap_or_else(|e| e.into_inner()).insert(id, session);
+    }
+
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let removed = self.map.write().unwrap_or_else(|e| e.into_inner()).remove(id);
+        if let Some(session) = &removed {
+            session.connection.close();
+        }
+        removed
+    }
+
+    /// Closes sessions idle longer than `idle`.
+    pub(crate) fn expire(&self, idle: std::time::Duration) {
+        let expired: Vec<String> = self
+            .map
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(_, s)| s.idle_for() > idle && s.connection.in_flight() == 0)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            self.remove(&id);
+        }
+    }
+}
+
+/// A new session id: 128 bits from the OS CSPRNG, URL-safe (visible ASCII only).
+pub(crate) fn new_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}

@@ -1,0 +1,45 @@
+//! Server-sent events: encoding, and a response body fed by a channel.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+/// One SSE `message` event carrying a JSON-RPC message. JSON never contains a raw newline
+/// outside strings except as whitespace, which is replaced, so the data stays one line.
+pub(crate) fn event(json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + 24);
+    out.extend_from_slice(b"event: message\ndata: ");
+    out.extend(json.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }));
+    out.extend_from_slice(b"\n\n");
+    Bytes::from(out)
+}
+
+/// A keep-alive comment.
+pub(crate) fn comment() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
+}
+
+/// A response body that yields what the channel delivers; dropping it (the client went away)
+/// closes the channel, which the producer notices.
+pub(crate) struct ChannelBody(pub(crate) mpsc::Receiver<Bytes>);
+
+impl futures_core::Stream for ChannelBody {
+    type Item = Result<Bytes, Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx).map(|item| item.map(Ok))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_single_line_data() {
+        assert_eq!(&event(b"{\"a\":\n1}")[..], b"event: message\ndata: {\"a\": 1}\n\n");
+    }
+}
