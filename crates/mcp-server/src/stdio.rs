@@ -95,6 +95,14 @@ impl Server {
                     self.handle_response(&connection, r);
                     continue;
                 }
+                // `initialize` opens the session the next lines are read under: answer it
+                // before reading on, so a pipelined legacy request cannot overtake it.
+                Incoming::Single(Message::Request(r)) if r.method == "initialize" => {
+                    if let Some(response) = self.handle_one(&connection, r).await {
+                        send(&tx, &Message::Response(response)).await;
+                    }
+                    continue;
+                }
                 other => other,
             };
             let size = frame.as_bytes().len();

@@ -91,7 +91,9 @@ fn serve_answers_modern_and_legacy_clients_over_real_pipes() {
         json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta": meta,"name":"add","arguments":{"a":1.5,"b":2}}}),
         json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"_meta": meta,"name":"fail","arguments":{}}}),
         json!({"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}),
-        json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"demo://notes/42"}}),
+        // Pipelined: a legacy request right behind `initialize` could overtake it, so this one
+        // carries modern metadata (a real legacy client waits for the initialize answer).
+        json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"_meta": meta,"uri":"demo://notes/42"}}),
     ]);
     let by_id =
         |id: i64| out.iter().find(|m| m["id"] == id).unwrap_or_else(|| panic!("no answer to {id}: {out:?}"));
