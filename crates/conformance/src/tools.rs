@@ -38,6 +38,25 @@ pub fn register(tools: Tools) -> Tools {
             reconnection,
         )
         .add_dyn(json_schema_tool(), echo_arguments)
+        .add(
+            "test_custom_header",
+            "Echoes a value the client mirrors into the Mcp-Param-Value header",
+            custom_header,
+        )
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct CustomHeaderArgs {
+    /// Mirrored into the `Mcp-Param-Value` HTTP header (SEP-2243).
+    #[schemars(extend("x-mcp-header" = "Value"))]
+    value: String,
+}
+
+/// A tool with an `x-mcp-header` parameter: the transport checks the header against the body.
+async fn custom_header(
+    mcp_server::Args(CustomHeaderArgs { value }): mcp_server::Args<CustomHeaderArgs>,
+) -> String {
+    format!("value: {value}")
 }
 
 async fn simple_text() -> &'static str {

@@ -1,0 +1,110 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, server leg, both frozen
+//! requirement sets 2026-07-28 and 2025-11-25) against `conformance-server --http`, through
+//! `scripts/conformance.sh`: the script installs Node 22 and the pinned suite into `.cache/`, starts
+//! the server on a free port and fails when a scored scenario, or one of its required not-scored
+//! scenarios, fails.
+//!
+//! The server is the binary this `cargo test` built (`CONFORMANCE_SERVER`, unless already set), so
+//! the script builds nothing. Results stay in `.cache/conformance/results/` (`summary.txt`, one
+//! folder of `checks.json` per scenario, the suite's logs, `server.log`); `RUST_LOG` reaches the
+//! server.
+#![cfg(unix)]
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The whole run, first installation and both requirement sets included; then the script's
+/// process group (the script, the server, the suite) is killed.
+const TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+#[test]
+fn official_suite_over_http() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = root.canonicalize().unwrap_or(root);
+    let script = root.join("scripts/conformance.sh");
+    assert!(script.is_file(), "{} is missing", script.display());
+
+    let mut command = Command::new("bash");
+    command
+        .arg(&script)
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if std::env::var_os("CONFORMANCE_SERVER").is_none() {
+        command.env("CONFORMANCE_SERVER", env!("CARGO_BIN_EXE_conformance-server"));
+    }
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start bash {}: {e}", script.display()));
+    let stdout = drain(child.stdout.take());
+    let stderr = drain(child.stderr.take());
+
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) => thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("waiting for {}: {e}", script.display()),
+        }
+    };
+    // On a timeout this stops the script, the server and the suite; after a normal exit it only
+    // reaches stragglers (the script stops its server itself).
+    kill_group(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    let (stdout, stderr) = (collect(&stdout), collect(&stderr));
+
+    let problem = match status {
+        None => format!("killed after {} s", TIMEOUT.as_secs()),
+        Some(status) if status.success() => {
+            println!("{stdout}");
+            return;
+        }
+        Some(status) => format!("failed: {status}"),
+    };
+    panic!(
+        "scripts/conformance.sh {problem} (results in {})\n--- stdout\n{stdout}--- stderr\n{stderr}",
+        results_dir(&root).display()
+    );
+}
+
+fn results_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CONFORMANCE_RESULTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".cache/conformance/results"))
+}
+
+/// SIGKILL to the process group led by `leader` (the script was started as its own group leader).
+fn kill_group(leader: u32) {
+    let _ = Command::new("sh")
+        .args(["-c", r#"kill -s KILL -- "-$1""#, "sh", &leader.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Receiver<String> {
+    let (sender, receiver) = mpsc::channel();
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_end(&mut bytes);
+        }
+        let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
+    });
+    receiver
+}
+
+/// A pipe's contents, not waiting forever: a process that escaped the kill may hold it open.
+fn collect(output: &Receiver<String>) -> String {
+    output
+        .recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| "<output still open after the kill>\n".to_owned())
+}
