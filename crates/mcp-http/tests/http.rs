@@ -1,0 +1,276 @@
+//! The transport over real sockets (127.0.0.1, port 0): both eras, the hardening checks, and
+//! every JSON-RPC body validated against the schema of its revision.
+
+use std::time::Duration;
+
+use mcp_server::{Args, Progress, Server, Tools};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[derive(Deserialize, JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+async fn echo(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
+    text
+}
+
+async fn slow_progress(progress: Progress) -> &'static str {
+    for step in [1.0, 2.0] {
+        progress.report(step, Some(2.0), None).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    "done"
+}
+
+async fn start() -> std::net::SocketAddr {
+    let server = Server::builder("http-test", "1")
+        .tools(Tools::new().add("echo", "Echo", echo).add("progress", "Progress", slow_progress))
+        .build()
+        .unwrap();
+    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = bound.local_addr();
+    tokio::spawn(mcp_http::serve(server, bound, None));
+    addr
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    /// The `data:` payloads of an SSE body.
+    fn events(&self) -> Vec<Value> {
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
+    }
+}
+
+async fn http(addr: std::net::SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let mut request =
+        format!("{method} /mcp HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        request.push_str(&format!("host: 127.0.0.1:{}\r\n", addr.port()));
+    }
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
+        .await
+        .expect("no answer")
+        .unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let chunked =
+        headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked { dechunk(body) } else { body.to_owned() };
+    Reply { status, headers, body }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = &rest[size + 2..];
+    }
+    out
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
+    let mut h = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", method),
+    ];
+    if let Some(name) = name {
+        h.push(("mcp-name", name));
+    }
+    h
+}
+
+#[tokio::test]
+async fn modern_requests_answer_with_json_or_sse() {
+    let addr = start().await;
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":"echo","arguments":{{"text":"hi"}}}}}}"#
+    );
+    let r = http(addr, "POST", &modern_headers("tools/call", Some("echo")), &body).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert!(r.header("mcp-session-id").is_none(), "no session ids in 2026-07-28");
+    let v = r.json();
+    mcp_testkit::assert_valid_message("2026-07-28", &v);
+    assert_eq!(v["result"]["content"][0]["text"], "hi");
+
+    let body = r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"progress"}}"#;
+    let r = http(addr, "POST", &modern_headers("tools/call", Some("progress")), body).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("x-accel-buffering"), Some("no"));
+    let events = r.events();
+    for e in &events {
+        mcp_testkit::assert_valid_message("2026-07-28", e);
+    }
+    assert_eq!(events.len(), 3, "{}", r.body);
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[2]["id"], "p");
+    assert_eq!(events[2]["result"]["content"][0]["text"], "done");
+
+    let r = http(
+        addr,
+        "POST",
+        &modern_headers("notifications/cancelled", None),
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 202);
+}
+
+#[tokio::test]
+async fn modern_validation_statuses_and_codes() {
+    let addr = start().await;
+    let call = |name: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":"{name}","arguments":{{"text":"x"}}}}}}"#
+        )
+    };
+    // Missing _meta: 400 -32602 (checked before the headers).
+    let r = http(
+        addr,
+        "POST",
+        &modern_headers("tools/list", None),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{}}}"#,
+    )
+    .await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32602)));
+    // Header and body disagree: 400 -32020.
+    let r = http(addr, "POST", &modern_headers("tools/call", Some("other")), &call("echo")).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32020)));
+    mcp_testkit::assert_valid("2026-07-28", "HeaderMismatchError", &r.json());
+    let r = http(addr, "POST", &modern_headers("tools/list", None), &call("echo")).await;
+    assert_eq!(r.json()["error"]["code"], -32020, "Mcp-Method must match");
+    let mut no_version = modern_headers("tools/call", Some("echo"));
+    no_version.retain(|(k, _)| *k != "mcp-protocol-version");
+    let r = http(addr, "POST", &no_version, &call("echo")).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32020)));
+    // Unsupported version: 400 -32022.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v9","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let mut h = modern_headers("tools/list", None);
+    h[2] = ("mcp-protocol-version", "v9");
+    let r = http(addr, "POST", &h, body).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32022)));
+    // A method 2026-07-28 removed: 404 -32601.
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{{META}}}}}"#);
+    let r = http(addr, "POST", &modern_headers("ping", None), &body).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (404, json!(-32601)));
+    // Unknown tool: after dispatch, 200 with -32602.
+    let r = http(addr, "POST", &modern_headers("tools/call", Some("nope")), &call("nope")).await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (200, json!(-32602)));
+}
+
+#[tokio::test]
+async fn hardening_refuses_before_any_work() {
+    let addr = start().await;
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    let mut h = modern_headers("tools/list", None);
+    h.push(("host", "evil.example.com"));
+    assert_eq!(http(addr, "POST", &h, &body).await.status, 403, "DNS rebinding");
+    let mut h = modern_headers("tools/list", None);
+    h.push(("origin", "http://evil.example.com"));
+    assert_eq!(http(addr, "POST", &h, &body).await.status, 403, "cross-site");
+    let mut h = modern_headers("tools/list", None);
+    h[0] = ("content-type", "text/plain");
+    assert_eq!(http(addr, "POST", &h, &body).await.status, 415);
+    let mut h = modern_headers("tools/list", None);
+    h[1] = ("accept", "text/html");
+    assert_eq!(http(addr, "POST", &h, &body).await.status, 406);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"pad":"{}"}}}}"#,
+        "a".repeat(5 << 20)
+    );
+    assert_eq!(http(addr, "POST", &modern_headers("tools/list", None), &big).await.status, 413);
+    assert_eq!(http(addr, "PUT", &modern_headers("tools/list", None), &body).await.status, 405);
+    let r = http(addr, "POST", &modern_headers("tools/list", None), "{not json").await;
+    assert_eq!((r.status, r.json()["error"]["code"].clone()), (400, json!(-32700)));
+    let mut h = modern_headers("tools/list", None);
+    let origin = format!("http://localhost:{}", addr.port());
+    h.push(("origin", &origin));
+    assert_eq!(http(addr, "POST", &h, &body).await.status, 200, "same-origin is fine");
+}
+
+#[tokio::test]
+async fn legacy_sessions_live_until_deleted() {
+    let addr = start().await;
+    let json_headers =
+        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+    let r = http(
+        addr,
+        "POST",
+        &json_headers,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    )
+    .await;
+    assert_eq!(r.status, 200);
+    mcp_testkit::assert_valid_message("2025-11-25", &r.json());
+    let session = r.header("mcp-session-id").expect("a session id").to_owned();
+    assert!(session.len() >= 22 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let with_session = |extra: &[(&'static str, &'static str)]| {
+        let mut h: Vec<(&str, &str)> = json_headers.to_vec();
+        h.extend_from_slice(extra);
+        h
+    };
+    let mut h = with_session(&[("mcp-protocol-version", "2025-11-25")]);
+    h.push(("mcp-session-id", &session));
+    let r = http(addr, "POST", &h, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    assert_eq!(r.status, 202);
+    let r = http(addr, "POST", &h, r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"legacy"}}}"#).await;
+    let v = r.json();
+    mcp_testkit::assert_valid_message("2025-11-25", &v);
+    assert_eq!(v["result"]["content"][0]["text"], "legacy");
+    assert!(v["result"].get("resultType").is_none());
+    // Without a session id, a legacy request has nowhere to go.
+    let r = http(addr, "POST", &json_headers, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
+    assert_eq!(r.status, 400);
+    // DELETE ends the session; afterwards it is unknown (404).
+    assert_eq!(http(addr, "DELETE", &[("mcp-session-id", &session)], "").await.status, 200);
+    let r = http(addr, "POST", &h, r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    assert_eq!(r.status, 404);
+    assert_eq!(http(addr, "DELETE", &[("mcp-session-id", &session)], "").await.status, 404);
+    // No GET stream on the modern wire.
+    assert_eq!(http(addr, "GET", &[("accept", "text/event-stream")], "").await.status, 405);
+}
