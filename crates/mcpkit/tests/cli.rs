@@ -103,3 +103,46 @@ fn serve_answers_modern_and_legacy_clients_over_real_pipes() {
     assert_eq!(by_id(4)["result"]["serverInfo"]["name"], "mcpkit-demo");
     assert!(by_id(5)["result"]["contents"][0]["text"].as_str().unwrap().starts_with("Note 42"));
 }
+
+/// Kills the child when dropped, so a failing assertion never leaves a server running.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serve_http_answers_over_a_real_socket() {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit serve --http"),
+    );
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"over http"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: echo\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(&authority).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let json: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(json["result"]["content"][0]["text"], "over http");
+}
