@@ -168,7 +168,19 @@ async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response
             ),
         },
         Message::Request(request) => match session {
-            Some(session) => legacy_request(&state, session, request, accepts, permits).await,
+            Some(session) => {
+                // Inside a session the header names the negotiated legacy revision (2025-06-18
+                // on); an unknown one is refused (2025-11-25: 400 Bad Request).
+                let header = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).map(str::trim);
+                if let Some(version) = header.filter(|v| ProtocolVersion::parse(v).is_none()) {
+                    return rpc_error(
+                        StatusCode::BAD_REQUEST,
+                        ResponseId::Id(request.id.clone()),
+                        ErrorObject::invalid_request(format!("unsupported MCP-Protocol-Version {version:?}")),
+                    );
+                }
+                legacy_request(&state, session, request, accepts, permits).await
+            }
             None => sessionless_request(&state, &headers, request, accepts, permits).await,
         },
     }

@@ -263,6 +263,11 @@ async fn legacy_sessions_live_until_deleted() {
     mcp_testkit::assert_valid_message("2025-11-25", &v);
     assert_eq!(v["result"]["content"][0]["text"], "legacy");
     assert!(v["result"].get("resultType").is_none());
+    // An unknown protocol version inside a session is refused.
+    let mut bad = with_session(&[("mcp-protocol-version", "1999-01-01")]);
+    bad.push(("mcp-session-id", &session));
+    let r = http(addr, "POST", &bad, r#"{"jsonrpc":"2.0","id":9,"method":"tools/list"}"#).await;
+    assert_eq!(r.status, 400);
     // Without a session id, a legacy request has nowhere to go.
     let r = http(addr, "POST", &json_headers, r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#).await;
     assert_eq!(r.status, 400);
