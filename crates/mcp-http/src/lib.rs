@@ -10,6 +10,9 @@
 //!   `Mcp-Session-Id` (128-bit CSPRNG); the GET stream; server→client requests on the POST's
 //!   SSE stream with answers POSTed back; `DELETE` ends a session; an unknown session is `404`;
 //!   a disconnect does not cancel.
+//! * **Deprecated HTTP+SSE (2024-11-05):** `GET /sse` opens a stream whose first event names
+//!   `POST /messages?sessionId=…`; POSTs are answered `202` and every server message,
+//!   responses included, travels on the stream; the session ends with its stream.
 //! * **Hardened by default:** Host and Origin allowlists (`403`), `Content-Type` (`415`),
 //!   `Accept` (`406`), body size (`413`), bodies and requests in flight (`503` with
 //!   `Retry-After`), header and body read timeouts.
@@ -17,8 +20,7 @@
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
 //!
-//! Not yet: the deprecated HTTP+SSE transport (2024-11-05) and resumable SSE streams
-//! (`Last-Event-ID`).
+//! Not yet: resumable SSE streams (`Last-Event-ID`).
 
 #![warn(missing_docs)]
 
@@ -26,6 +28,7 @@ mod config;
 mod exchange;
 mod guard;
 mod headers;
+mod legacy_sse;
 mod serve;
 mod service;
 mod session;
@@ -73,6 +76,7 @@ impl McpHttp {
         }
         axum::Router::new()
             .route(&state.config.endpoint.clone(), axum::routing::any(service::endpoint))
-            .with_state(state)
+            .with_state(state.clone())
+            .merge(legacy_sse::routes(state))
     }
 }

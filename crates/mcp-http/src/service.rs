@@ -99,7 +99,7 @@ fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Option<Arc<HttpS
     }
 }
 
-async fn read_body(state: &HttpState, body: Body) -> Result<Bytes, Response> {
+pub(crate) async fn read_body(state: &HttpState, body: Body) -> Result<Bytes, Response> {
     let limited = Limited::new(body, state.config.max_body);
     match tokio::time::timeout(state.config.body_read_timeout, limited.collect()).await {
         Err(_) => Err((StatusCode::REQUEST_TIMEOUT, "request body not received in time").into_response()),

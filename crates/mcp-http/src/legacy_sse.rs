@@ -1,0 +1,213 @@
+//! The deprecated HTTP+SSE transport of 2024-11-05: `GET /sse` opens a stream whose first
+//! event names the POST endpoint (`event: endpoint`, `data: /messages?sessionId=<id>`);
+//! every client message is POSTed there and answered `202 Accepted`, while the server's
+//! responses and its own messages travel on the stream as `event: message` events. The
+//! session lives exactly as long as its GET stream.
+
+// Early exits return a ready `Response`; boxing it would only add an allocation per refusal.
+#![allow(clippy::result_large_err)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode, Uri};
+use mcp_server::{Connection, MessageSink, SendFuture};
+use mcp_types::{DecodeOptions, ErrorObject, Message, Request, Response as RpcResponse, ResponseId};
+use tokio::sync::mpsc;
+
+use crate::exchange::{json_response, sse_response};
+use crate::guard::{self, Refusal};
+use crate::service::HttpState;
+use crate::session::new_id;
+use crate::sse;
+
+/// The path of the SSE stream.
+pub(crate) const SSE_PATH: &str = "/sse";
+/// The path client messages are POSTed to.
+pub(crate) const MESSAGES_PATH: &str = "/messages";
+
+/// Forwards the server's messages to one SSE stream.
+struct StreamSink(mpsc::Sender<Vec<u8>>);
+
+impl MessageSink for StreamSink {
+    fn send(&self, json: Vec<u8>) -> SendFuture<'_> {
+        Box::pin(async move { self.0.send(json).await.is_ok() })
+    }
+}
+
+/// One HTTP+SSE session: its connection and the way onto its stream.
+#[derive(Clone)]
+struct LegacySseSession {
+    connection: Arc<Connection>,
+    stream: mpsc::Sender<Vec<u8>>,
+}
+
+/// The transport's state: the shared HTTP state and the open HTTP+SSE sessions.
+pub(crate) struct LegacySse {
+    http: Arc<HttpState>,
+    sessions: Mutex<HashMap<String, LegacySseSession>>,
+}
+
+impl LegacySse {
+    fn get(&self, id: &str) -> Option<LegacySseSession> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+    }
+
+    fn forget(&self, id: &str) {
+        let removed = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
+        if let Some(session) = removed {
+            session.connection.close();
+        }
+    }
+}
+
+/// The two routes (`GET /sse`, `POST /messages`), with their own state.
+pub(crate) fn routes(http: Arc<HttpState>) -> axum::Router {
+    let state = Arc::new(LegacySse { http, sessions: Mutex::default() });
+    axum::Router::new()
+        .route(SSE_PATH, axum::routing::get(open_stream))
+        .route(MESSAGES_PATH, axum::routing::post(post_message))
+        .with_state(state)
+}
+
+fn refusal(r: Refusal) -> Response {
+    (r.status, r.reason).into_response()
+}
+
+/// The first event of a stream: where to POST.
+fn endpoint_event(id: &str) -> Bytes {
+    Bytes::from(format!("event: endpoint\ndata: {MESSAGES_PATH}?sessionId={id}\n\n"))
+}
+
+async fn open_stream(State(state): State<Arc<LegacySse>>, headers: HeaderMap) -> Response {
+    if let Err(r) = guard::host_and_origin(&state.http.config, &headers) {
+        return refusal(r);
+    }
+    match guard::accepts(&headers) {
+        Ok(a) if a.sse => {}
+        _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
+    }
+    let id = new_id();
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let connection = Connection::new(Arc::new(StreamSink(tx.clone())));
+    state
+        .sessions
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id.clone(), LegacySseSession { connection, stream: tx });
+    let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
+    let keep_alive = state.http.config.keep_alive;
+    tokio::spawn(async move {
+        if body_tx.send(endpoint_event(&id)).await.is_ok() {
+            let mut ticker = tokio::time::interval(keep_alive);
+            ticker.tick().await;
+            loop {
+                let chunk = tokio::select! {
+                    message = rx.recv() => match message {
+                        Some(json) => sse::event(&json),
+                        None => break,
+                    },
+                    _ = ticker.tick() => sse::comment(),
+                    _ = body_tx.closed() => break,
+                };
+                if body_tx.send(chunk).await.is_err() {
+                    break;
+                }
+            }
+        }
+        // The client went away: the session ends with its stream.
+        state.forget(&id);
+    });
+    sse_response(body_rx)
+}
+
+/// The `sessionId` query parameter (ids are URL-safe, so no decoding is needed).
+fn session_id(uri: &Uri) -> Option<&str> {
+    uri.query()?.split('&').find_map(|pair| pair.strip_prefix("sessionId="))
+}
+
+async fn post_message(
+    State(state): State<Arc<LegacySse>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let http = &state.http;
+    if let Err(r) = guard::host_and_origin(&http.config, &headers) {
+        return refusal(r);
+    }
+    if let Err(r) = guard::content_type(&headers) {
+        return refusal(r);
+    }
+    let Some(id) = session_id(&uri) else {
+        return (StatusCode::BAD_REQUEST, "sessionId is required").into_response();
+    };
+    let Some(session) = state.get(id) else {
+        return (StatusCode::NOT_FOUND, "Session not found").into_response();
+    };
+    let bytes = match crate::service::read_body(http, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let options = DecodeOptions { allow_batch: false, accept_responses: true };
+    let message = match mcp_types::decode_message(&bytes, options) {
+        Ok(m) => m,
+        Err(e) => {
+            let null_id = session.connection.session().is_some_and(|s| !s.version.omits_unknown_error_id());
+            return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
+        }
+    };
+    match message {
+        Message::Notification(n) => http.server.handle_notification(&session.connection, n),
+        Message::Response(r) => http.server.handle_response(&session.connection, r),
+        Message::Request(request) => handle_request(http, session, request),
+    }
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// Runs a request in the background; its response goes out on the session's stream.
+fn handle_request(http: &HttpState, session: LegacySseSession, request: Request) {
+    let in_flight = match session.connection.begin(&request.id) {
+        Ok(f) => f,
+        Err(duplicate) => {
+            let error = RpcResponse::error(
+                ResponseId::Id(request.id.clone()),
+                ErrorObject::invalid_request(duplicate.to_string()),
+            );
+            tokio::spawn(async move {
+                let _ = session.stream.send(Message::Response(error).to_vec()).await;
+            });
+            return;
+        }
+    };
+    let server = http.server.clone();
+    tokio::spawn(async move {
+        let cancel = in_flight.token().clone();
+        let reply = tokio::select! {
+            reply = server.handle_request(&session.connection, request, cancel.clone()) => reply,
+            _ = cancel.cancelled() => None,
+        };
+        drop(in_flight);
+        if let Some(reply) = reply {
+            let _ = session.stream.send(Message::Response(reply.response).to_vec()).await;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_event_and_query() {
+        assert_eq!(&endpoint_event("abc")[..], b"event: endpoint\ndata: /messages?sessionId=abc\n\n");
+        let uri: Uri = "/messages?x=1&sessionId=abc".parse().unwrap();
+        assert_eq!(session_id(&uri), Some("abc"));
+        let uri: Uri = "/messages".parse().unwrap();
+        assert_eq!(session_id(&uri), None);
+    }
+}
