@@ -30,19 +30,24 @@ impl Shape {
         text
     }
 
-    /// The request line for `id`, newline included. The text needs no JSON escaping.
+    /// The request line for `id`, newline included.
     pub(crate) fn line(&self, id: u64) -> Vec<u8> {
+        let mut line = self.request(id);
+        line.push('\n');
+        line.into_bytes()
+    }
+
+    /// The JSON-RPC request for `id`, without a newline. The text needs no JSON escaping.
+    pub(crate) fn request(&self, id: u64) -> String {
         let meta = if self.modern {
             r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#
         } else {
             ""
         };
         let text = self.text(id);
-        let mut line = format!(
+        format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{{meta}"name":"echo","arguments":{{"text":"{text}"}}}}}}"#
-        );
-        line.push('\n');
-        line.into_bytes()
+        )
     }
 }
 
@@ -64,7 +69,7 @@ pub(crate) struct PhaseStats {
 }
 
 impl PhaseStats {
-    fn error(&mut self, why: String) {
+    pub(crate) fn error(&mut self, why: String) {
         self.errors += 1;
         self.first_error.get_or_insert(why);
     }
@@ -188,7 +193,7 @@ async fn read_answers<R: AsyncBufRead + Unpin>(
 }
 
 /// The first 200 characters of a line, for error messages.
-fn snippet(line: &[u8]) -> String {
+pub(crate) fn snippet(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let text = text.trim_end();
     match text.char_indices().nth(200) {

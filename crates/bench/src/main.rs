@@ -1,17 +1,23 @@
-//! `mcp-load`: a load generator for any MCP server on stdio.
+//! `mcp-load`: a load generator for any MCP server, on stdio or over Streamable HTTP.
 //!
-//! It starts the server, optionally performs the legacy `initialize` handshake (otherwise every
-//! request carries the 2026-07-28 `_meta`), keeps `--concurrency` `tools/call echo` requests in
-//! flight until `--requests` are answered, checks every answer, and prints throughput and
-//! latency percentiles. Speed is measured here, never by timed tests.
+//! On stdio it starts the server, optionally performs the legacy `initialize` handshake
+//! (otherwise every request carries the 2026-07-28 `_meta`), keeps `--concurrency`
+//! `tools/call echo` requests in flight until `--requests` are answered, checks every answer,
+//! and prints throughput and latency percentiles. Speed is measured here, never by timed tests.
+//!
+//! With `--url` it talks to a server that is already listening: 2026-07-28 `tools/call echo`
+//! POSTs over `--connections` keep-alive HTTP/1.1 connections, one request at a time on each.
 //!
 //! ```text
 //! mcp-load --requests 20000 --concurrency 64 -- target/release/mcpkit serve --stdio
+//! mcp-load --url http://127.0.0.1:8080/mcp --connections 16 --requests 50000
 //! ```
 
+mod http;
 mod load;
 
 use std::process::{ExitCode, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
@@ -28,42 +34,50 @@ const EXIT_WAIT: Duration = Duration::from_secs(10);
 #[derive(Parser, Debug)]
 #[command(
     name = "mcp-load",
-    about = "Load-test an MCP server on stdio with tools/call echo requests",
-    after_help = "Example:\n  mcp-load --requests 20000 --concurrency 64 -- target/release/mcpkit serve --stdio"
+    about = "Load-test an MCP server (stdio or HTTP) with tools/call echo requests",
+    after_help = "Examples:\n  mcp-load --requests 20000 --concurrency 64 -- target/release/mcpkit serve --stdio\n  \
+                  mcp-load --url http://127.0.0.1:8080/mcp --connections 16 --requests 50000"
 )]
 struct Cli {
     /// Measured requests (after the warm-up).
     #[arg(long, default_value_t = 10_000)]
     requests: u64,
-    /// Requests kept in flight at once.
+    /// Requests kept in flight at once (stdio).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     concurrency: u32,
+    /// Load a server already listening at this `http://` MCP endpoint instead of starting one.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "concurrency", "legacy", "quiet_server"])]
+    url: Option<String>,
+    /// Keep-alive HTTP/1.1 connections, each with one request at a time (with `--url`) [default: 1].
+    #[arg(long, requires = "url", conflicts_with = "command", value_parser = clap::value_parser!(u32).range(1..))]
+    connections: Option<u32>,
     /// Requests sent and checked before measuring.
     #[arg(long, default_value_t = 1_000)]
     warmup: u64,
     /// Length of the echoed text, in bytes.
     #[arg(long, default_value_t = 16)]
     text_bytes: usize,
-    /// Open a legacy session with `initialize` instead of sending the 2026-07-28 `_meta`.
+    /// Open a legacy session with `initialize` instead of sending the 2026-07-28 `_meta` (stdio).
     #[arg(long)]
     legacy: bool,
     /// Print one JSON object instead of the human-readable summary.
     #[arg(long)]
     json: bool,
-    /// Give up (and kill the server) after this many seconds in all.
+    /// Give up (and kill a server started here) after this many seconds in all.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
     /// Discard the server's stderr instead of passing it through.
     #[arg(long)]
     quiet_server: bool,
-    /// The server command and its arguments.
-    #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
+    /// The server command and its arguments (stdio).
+    #[arg(last = true, required_unless_present = "url", value_name = "SERVER COMMAND")]
     command: Vec<String>,
 }
 
 #[derive(Serialize, Debug)]
 struct Report {
     server: String,
+    transport: &'static str,
     mode: &'static str,
     requests: u64,
     concurrency: u32,
@@ -74,7 +88,9 @@ struct Report {
     latency_us: Latency,
     errors: u64,
     first_error: Option<String>,
-    server_exit: String,
+    /// Only when the server was started here (stdio).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_exit: Option<String>,
 }
 
 #[derive(Serialize, Debug, Default, PartialEq)]
@@ -106,7 +122,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(run(&cli)) {
+    let result = match &cli.url {
+        Some(url) => runtime.block_on(run_http(&cli, url)),
+        None => runtime.block_on(run(&cli)),
+    };
+    match result {
         Ok(report) => {
             if cli.json {
                 println!("{}", serde_json::to_string(&report).unwrap_or_default());
@@ -158,6 +178,7 @@ async fn run(cli: &Cli) -> Result<Report, String> {
     let elapsed = measured.elapsed.as_secs_f64();
     Ok(Report {
         server,
+        transport: "stdio",
         mode: if cli.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.concurrency,
@@ -168,8 +189,52 @@ async fn run(cli: &Cli) -> Result<Report, String> {
         latency_us: Latency::of(&mut measured.latencies_us),
         errors: warm.errors + measured.errors,
         first_error: warm.first_error.or(measured.first_error),
-        server_exit,
+        server_exit: Some(server_exit),
     })
+}
+
+/// HTTP mode: connect, warm up, then measure, against a server that is already listening.
+async fn run_http(cli: &Cli, url: &str) -> Result<Report, String> {
+    let target = Arc::new(http::Target::parse(url)?);
+    let connections = cli.connections.unwrap_or(1);
+    let shape = Shape { modern: true, text_bytes: cli.text_bytes };
+    let load = async {
+        let open = http::connect_all(&target, connections as usize).await?;
+        let warm_ids = 1..1 + cli.warmup;
+        let measured_ids = warm_ids.end..warm_ids.end + cli.requests;
+        let warm = http::run_phase(open, target.clone(), shape, warm_ids).await;
+        check_connections(&warm, "warm-up")?;
+        let measured = http::run_phase(warm.connections, target.clone(), shape, measured_ids).await;
+        check_connections(&measured, "measured run")?;
+        Ok::<_, String>((warm.stats, measured.stats))
+    };
+    let deadline = Instant::now() + Duration::from_secs(cli.timeout);
+    let (warm, mut measured) = tokio::time::timeout_at(deadline, load)
+        .await
+        .map_err(|_| format!("gave up after {} s", cli.timeout))??;
+    let elapsed = measured.elapsed.as_secs_f64();
+    Ok(Report {
+        server: url.to_owned(),
+        transport: "http",
+        mode: "modern",
+        requests: measured.received,
+        concurrency: connections,
+        warmup: warm.received,
+        text_bytes: cli.text_bytes,
+        elapsed_s: elapsed,
+        requests_per_s: if elapsed > 0.0 { measured.received as f64 / elapsed } else { 0.0 },
+        latency_us: Latency::of(&mut measured.latencies_us),
+        errors: warm.errors + measured.errors,
+        first_error: warm.first_error.or(measured.first_error),
+        server_exit: None,
+    })
+}
+
+/// A broken connection ends the run: the load would no longer be what was asked for.
+fn check_connections(phase: &http::Phase, name: &str) -> Result<(), String> {
+    let Some(broken) = &phase.broken else { return Ok(()) };
+    let why = phase.stats.first_error.as_deref().map(|e| format!("; first error: {e}")).unwrap_or_default();
+    Err(format!("{broken} after {} answers in the {name}{why}", phase.stats.received))
 }
 
 /// Handshake (when legacy), warm-up, then the measured phase; closes the server's stdin.
@@ -262,10 +327,15 @@ async fn stop(child: &mut Child, deadline: Instant) -> String {
 }
 
 fn print_human(r: &Report) {
-    let mode = if r.mode == "legacy" { "legacy (initialize session)" } else { "modern (2026-07-28 _meta)" };
+    let mode = match (r.transport, r.mode) {
+        ("http", _) => "modern (2026-07-28 _meta and Mcp-* headers) over HTTP/1.1 keep-alive",
+        (_, "legacy") => "legacy (initialize session)",
+        _ => "modern (2026-07-28 _meta)",
+    };
+    let parallel = if r.transport == "http" { "connections" } else { "concurrency" };
     println!("mcp-load: {}", r.server);
     println!("  mode          {mode}, text {} bytes", r.text_bytes);
-    println!("  requests      {} (+{} warm-up), concurrency {}", r.requests, r.warmup, r.concurrency);
+    println!("  requests      {} (+{} warm-up), {parallel} {}", r.requests, r.warmup, r.concurrency);
     println!("  elapsed       {:.3} s", r.elapsed_s);
     println!("  throughput    {:.0} req/s", r.requests_per_s);
     let l = &r.latency_us;
@@ -274,7 +344,9 @@ fn print_human(r: &Report) {
     if let Some(e) = &r.first_error {
         println!("  first error   {e}");
     }
-    println!("  server exit   {}", r.server_exit);
+    if let Some(exit) = &r.server_exit {
+        println!("  server exit   {exit}");
+    }
 }
 
 #[cfg(test)]
@@ -298,5 +370,32 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["mcp-load", "--concurrency", "0", "--", "srv"]).is_err());
         assert!(Cli::try_parse_from(["mcp-load"]).is_err());
+    }
+
+    #[test]
+    fn http_mode_takes_a_url_and_connections() {
+        let args = ["mcp-load", "--url", "http://127.0.0.1:9/mcp", "--connections", "16", "--requests", "5"];
+        let cli = Cli::try_parse_from(args).unwrap();
+        assert_eq!(
+            (cli.url.as_deref(), cli.connections, cli.requests, cli.command.len()),
+            (Some("http://127.0.0.1:9/mcp"), Some(16), 5, 0)
+        );
+        let default = Cli::try_parse_from(["mcp-load", "--url", "http://h/mcp", "--json"]).unwrap();
+        assert_eq!((default.connections, default.json), (None, true));
+    }
+
+    #[test]
+    fn http_mode_refuses_stdio_options() {
+        let with = |extra: &[&str]| {
+            let mut args = vec!["mcp-load", "--url", "http://127.0.0.1:9/mcp"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        assert!(with(&["--connections", "0"]).is_err());
+        assert!(with(&["--concurrency", "4"]).is_err());
+        assert!(with(&["--legacy"]).is_err());
+        assert!(with(&["--", "srv", "--stdio"]).is_err());
+        assert!(Cli::try_parse_from(["mcp-load", "--connections", "4", "--", "srv"]).is_err());
+        assert!(Cli::try_parse_from(["mcp-load", "--connections", "4"]).is_err());
     }
 }

@@ -1,0 +1,328 @@
+//! HTTP mode: `tools/call echo` POSTs over a fixed set of keep-alive HTTP/1.1 connections.
+//!
+//! Every worker owns exactly one connection and has one request on it at a time, so the
+//! number of connections is the concurrency. Requests are the 2026-07-28 shape: `_meta` in
+//! the body and the standard `Mcp-*` headers. Answers may be JSON or an SSE stream.
+
+use std::ops::Range;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::{ACCEPT, CONTENT_TYPE, HOST};
+use hyper::{Request, StatusCode, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
+
+use crate::load::{Checked, PhaseStats, Shape, check, snippet};
+
+/// The protocol revision the requests are written for.
+const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// Where the server listens, from `--url`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    /// Host name or address, without IPv6 brackets (for connecting).
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    /// `host[:port]` as written (for the `Host` header).
+    pub(crate) authority: String,
+    /// Path and query (origin form).
+    pub(crate) path: String,
+}
+
+impl Target {
+    /// Accepts `http://host[:port][/path]`; the port defaults to 80 and the path to `/`.
+    pub(crate) fn parse(url: &str) -> Result<Target, String> {
+        let uri: Uri = url.parse().map_err(|e| format!("bad --url `{url}`: {e}"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(format!("bad --url `{url}`: only http:// is supported"));
+        }
+        let Some(authority) = uri.authority() else {
+            return Err(format!("bad --url `{url}`: no host"));
+        };
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err(format!("bad --url `{url}`: no host"));
+        }
+        Ok(Target {
+            host: host.to_owned(),
+            port: authority.port_u16().unwrap_or(80),
+            authority: authority.as_str().to_owned(),
+            path: uri.path_and_query().map_or("/", |p| p.as_str()).to_owned(),
+        })
+    }
+
+    /// The POST for request `id`.
+    fn request(&self, shape: Shape, id: u64) -> Result<Request<Full<Bytes>>, String> {
+        Request::post(self.path.as_str())
+            .header(HOST, self.authority.as_str())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", "echo")
+            .body(Full::new(Bytes::from(shape.request(id))))
+            .map_err(|e| format!("cannot build the request: {e}"))
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection; its driver runs as a task until the sender is dropped.
+pub(crate) type Connection = SendRequest<Full<Bytes>>;
+
+/// Opens `count` connections to `target`.
+pub(crate) async fn connect_all(target: &Target, count: usize) -> Result<Vec<Connection>, String> {
+    let mut connections = Vec::with_capacity(count);
+    for _ in 0..count {
+        connections.push(connect(target).await?);
+    }
+    Ok(connections)
+}
+
+async fn connect(target: &Target) -> Result<Connection, String> {
+    let at = format!("{}:{}", target.host, target.port);
+    let stream = TcpStream::connect((target.host.as_str(), target.port))
+        .await
+        .map_err(|e| format!("cannot connect to {at}: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| format!("TCP_NODELAY on {at}: {e}"))?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| format!("HTTP handshake with {at}: {e}"))?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// What one phase over all connections produced.
+pub(crate) struct Phase {
+    /// The connections still usable, for the next phase.
+    pub(crate) connections: Vec<Connection>,
+    pub(crate) stats: PhaseStats,
+    /// A connection failed (the phase stopped early); the first such failure.
+    pub(crate) broken: Option<String>,
+}
+
+/// Sends requests `ids`, one at a time on each connection, until all are answered.
+pub(crate) async fn run_phase(
+    connections: Vec<Connection>,
+    target: Arc<Target>,
+    shape: Shape,
+    ids: Range<u64>,
+) -> Phase {
+    let shared =
+        Arc::new(Shared { next: AtomicU64::new(ids.start), end: ids.end, stop: AtomicBool::new(false) });
+    let count = ids.end.saturating_sub(ids.start);
+    let start = Instant::now();
+    let workers: Vec<_> = connections
+        .into_iter()
+        .map(|connection| tokio::spawn(worker(connection, target.clone(), shape, shared.clone(), start)))
+        .collect();
+    let mut phase = Phase {
+        connections: Vec::with_capacity(workers.len()),
+        stats: PhaseStats { latencies_us: Vec::with_capacity(count as usize), ..Default::default() },
+        broken: None,
+    };
+    for worker in workers {
+        let (connection, stats, broken) = match worker.await {
+            Ok(outcome) => outcome,
+            Err(e) => (None, PhaseStats::default(), Some(format!("a worker failed: {e}"))),
+        };
+        phase.connections.extend(connection);
+        let total = &mut phase.stats;
+        total.received += stats.received;
+        total.errors += stats.errors;
+        total.latencies_us.extend(stats.latencies_us);
+        total.elapsed = total.elapsed.max(stats.elapsed);
+        if let Some(first) = stats.first_error {
+            total.first_error.get_or_insert(first);
+        }
+        if let Some(why) = broken {
+            phase.broken.get_or_insert(why);
+        }
+    }
+    // Requests never answered (a connection broke) are errors too.
+    phase.stats.errors += count.saturating_sub(phase.stats.received);
+    phase.stats.eof = phase.broken.is_some();
+    phase
+}
+
+struct Shared {
+    /// The next id to send.
+    next: AtomicU64,
+    end: u64,
+    /// Set when a connection breaks: every worker stops.
+    stop: AtomicBool,
+}
+
+async fn worker(
+    mut connection: Connection,
+    target: Arc<Target>,
+    shape: Shape,
+    shared: Arc<Shared>,
+    start: Instant,
+) -> (Option<Connection>, PhaseStats, Option<String>) {
+    let mut stats = PhaseStats::default();
+    loop {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let id = shared.next.fetch_add(1, Ordering::Relaxed);
+        if id >= shared.end {
+            break;
+        }
+        let request = match target.request(shape, id) {
+            Ok(request) => request,
+            Err(why) => return broken(stats, &shared, why),
+        };
+        let sent = Instant::now();
+        if let Err(e) = connection.ready().await {
+            return broken(stats, &shared, format!("connection lost before request {id}: {e}"));
+        }
+        let response = match connection.send_request(request).await {
+            Ok(response) => response,
+            Err(e) => return broken(stats, &shared, format!("request {id} failed: {e}")),
+        };
+        let (parts, body) = response.into_parts();
+        let body = match body.collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(e) => return broken(stats, &shared, format!("reading the answer to {id}: {e}")),
+        };
+        let now = Instant::now();
+        stats.received += 1;
+        let content_type = parts.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        match verdict(parts.status, content_type, &body, shape, id) {
+            Ok(()) => stats.latencies_us.push(now.duration_since(sent).as_micros() as u64),
+            Err(why) => stats.error(why),
+        }
+        stats.elapsed = now.duration_since(start);
+    }
+    (Some(connection), stats, None)
+}
+
+fn broken(
+    stats: PhaseStats,
+    shared: &Shared,
+    why: String,
+) -> (Option<Connection>, PhaseStats, Option<String>) {
+    shared.stop.store(true, Ordering::Relaxed);
+    (None, stats, Some(why))
+}
+
+/// Checks one HTTP answer to request `id`: `200`, then the echo as JSON or inside an SSE stream.
+pub(crate) fn verdict(
+    status: StatusCode,
+    content_type: &str,
+    body: &[u8],
+    shape: Shape,
+    id: u64,
+) -> Result<(), String> {
+    if status != StatusCode::OK {
+        return Err(format!("HTTP {status} for request {id}: {}", snippet(body)));
+    }
+    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let answer = match media.as_str() {
+        "application/json" => check(body, shape),
+        "text/event-stream" => sse_events(body)
+            .iter()
+            .map(|data| check(data, shape))
+            .find(|checked| *checked != Checked::ServerMessage)
+            .unwrap_or(Checked::Bad(None, "SSE stream without an answer")),
+        _ => return Err(format!("unexpected content-type `{content_type}` for request {id}")),
+    };
+    match answer {
+        Checked::Echo(got) if got == id => Ok(()),
+        Checked::Echo(got) => Err(format!("answer for id {got} to request {id}")),
+        Checked::Bad(_, why) => Err(format!("{why}: {}", snippet(body))),
+        Checked::ServerMessage => Err(format!("no answer to request {id}")),
+    }
+}
+
+/// The `data` of every event in an SSE body (multi-line data joined with `\n`).
+fn sse_events(body: &[u8]) -> Vec<Vec<u8>> {
+    let mut events = Vec::new();
+    let mut data: Option<Vec<u8>> = None;
+    for line in body.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            events.extend(data.take());
+            continue;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(colon) => (&line[..colon], &line[colon + 1..]),
+            None => (line, &[][..]),
+        };
+        if field == b"data" {
+            let value = value.strip_prefix(b" ").unwrap_or(value);
+            match &mut data {
+                Some(buffer) => {
+                    buffer.push(b'\n');
+                    buffer.extend_from_slice(value);
+                }
+                None => data = Some(value.to_vec()),
+            }
+        }
+    }
+    events.extend(data);
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHAPE: Shape = Shape { modern: true, text_bytes: 8 };
+
+    #[test]
+    fn urls_are_parsed() {
+        let target = Target::parse("http://127.0.0.1:8080/mcp").unwrap();
+        assert_eq!(
+            target,
+            Target {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                authority: "127.0.0.1:8080".into(),
+                path: "/mcp".into()
+            }
+        );
+        let bare = Target::parse("http://localhost").unwrap();
+        assert_eq!((bare.host.as_str(), bare.port, bare.path.as_str()), ("localhost", 80, "/"));
+        let v6 = Target::parse("http://[::1]:9/x?y=1").unwrap();
+        assert_eq!((v6.host.as_str(), v6.authority.as_str(), v6.path.as_str()), ("::1", "[::1]:9", "/x?y=1"));
+        assert!(Target::parse("https://127.0.0.1/mcp").is_err());
+        assert!(Target::parse("127.0.0.1:80").is_err());
+        assert!(Target::parse("not a url").is_err());
+    }
+
+    #[test]
+    fn requests_carry_the_standard_headers() {
+        let target = Target::parse("http://127.0.0.1:1/mcp").unwrap();
+        let request = target.request(SHAPE, 5).unwrap();
+        let header = |name: &str| request.headers()[name].to_str().unwrap().to_owned();
+        assert_eq!(request.uri(), "/mcp");
+        assert_eq!(header("host"), "127.0.0.1:1");
+        assert_eq!(header("content-type"), "application/json");
+        assert_eq!(header("accept"), "application/json, text/event-stream");
+        assert_eq!(header("mcp-protocol-version"), "2026-07-28");
+        assert_eq!(header("mcp-method"), "tools/call");
+        assert_eq!(header("mcp-name"), "echo");
+    }
+
+    #[test]
+    fn answers_are_checked_as_json_or_sse() {
+        let ok = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"7xxxxxxx"}]}}"#;
+        assert_eq!(verdict(StatusCode::OK, "application/json", ok, SHAPE, 7), Ok(()));
+        assert!(verdict(StatusCode::OK, "application/json", ok, SHAPE, 8).is_err());
+        assert!(verdict(StatusCode::BAD_REQUEST, "application/json", ok, SHAPE, 7).is_err());
+        assert!(verdict(StatusCode::OK, "text/plain", ok, SHAPE, 7).is_err());
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        let answer = std::str::from_utf8(ok).unwrap();
+        let sse = format!("event: message\r\ndata: {note}\r\n\r\n: keep-alive\n\ndata: {answer}\n\n");
+        assert_eq!(verdict(StatusCode::OK, "text/event-stream", sse.as_bytes(), SHAPE, 7), Ok(()));
+        let only_note = format!("data: {note}\n\n");
+        assert!(verdict(StatusCode::OK, "text/event-stream", only_note.as_bytes(), SHAPE, 7).is_err());
+    }
+}
