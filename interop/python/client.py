@@ -1,6 +1,10 @@
-"""Interop client: the official Python MCP SDK against an MCP server spoken to over stdio.
+"""Interop client: the official Python MCP SDK against an MCP server, over stdio or Streamable HTTP.
 
 Usage: client.py MODE [--] SERVER_COMMAND [ARGS...]
+       client.py MODE --url URL
+
+With --url the SDK connects to an already running server's Streamable HTTP endpoint (e.g.
+http://127.0.0.1:PORT/mcp) with its streamable_http_client instead of launching a command.
 
 MODE selects how the SDK's `Client` picks the protocol:
   modern  pinned to 2026-07-28 (per-request `_meta` envelope, no handshake)
@@ -107,9 +111,14 @@ class Checks:
             self.record(name, True, **details)
 
 
-async def run(mode: str, command: list[str]) -> bool:
-    env = {k: v for k, v in os.environ.items() if k.startswith(("RUST_", "MCPKIT_"))}
-    server = StdioServerParameters(command=command[0], args=command[1:], env=env)
+async def run(mode: str, command: list[str], url: str | None = None) -> bool:
+    server: StdioServerParameters | str
+    if url is not None:
+        # A URL string: the SDK's Streamable HTTP client.
+        server = url
+    else:
+        env = {k: v for k, v in os.environ.items() if k.startswith(("RUST_", "MCPKIT_"))}
+        server = StdioServerParameters(command=command[0], args=command[1:], env=env)
     elicitations = Elicitations()
     checks = Checks()
     client = Client(
@@ -231,13 +240,20 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     mode, command = argv[0], argv[1:]
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        print("client.py: no server command given", file=sys.stderr)
-        return 2
+    url: str | None = None
+    if command and command[0] == "--url":
+        if len(command) != 2:
+            print("client.py: --url takes exactly one URL", file=sys.stderr)
+            return 2
+        url, command = command[1], []
+    else:
+        if command and command[0] == "--":
+            command = command[1:]
+        if not command:
+            print("client.py: no server command given", file=sys.stderr)
+            return 2
     try:
-        ok = anyio.run(run, mode, command)
+        ok = anyio.run(run, mode, command, url)
     except BaseException as exc:  # noqa: BLE001 - report and fail, whatever it was
         traceback.print_exc(file=sys.stderr)
         emit({"check": "session", "ok": False, "error": f"{type(exc).__name__}: {exc}"})

@@ -76,6 +76,26 @@ export function serverCommand(argv, usage) {
     return { command: args[0], args: args.slice(1) };
 }
 
+/**
+ * What to connect to, from argv: `--url URL` (Streamable HTTP), `--sse URL` (the deprecated
+ * HTTP+SSE transport, where the client supports it: `sse` true), or `[--] SERVER_COMMAND [ARGS...]`
+ * (stdio). Returns `{ kind: 'http' | 'sse', url }` or `{ kind: 'stdio', command, args }`.
+ */
+export function clientTarget(argv, usage, { sse = false } = {}) {
+    if (argv[0] === '--sse' && !sse) {
+        process.stderr.write(`this client has no HTTP+SSE transport\n${usage}\n`);
+        process.exit(2);
+    }
+    if (argv[0] === '--url' || (sse && argv[0] === '--sse')) {
+        if (argv.length !== 2) {
+            process.stderr.write(`${argv[0]} takes exactly one URL\n${usage}\n`);
+            process.exit(2);
+        }
+        return { kind: argv[0] === '--url' ? 'http' : 'sse', url: new URL(argv[1]) };
+    }
+    return { kind: 'stdio', ...serverCommand(argv, usage) };
+}
+
 /** RUST_* and MCPKIT_* variables, passed on to the server (the SDK hands a child a minimal environment). */
 export function passthroughEnv() {
     return Object.fromEntries(

@@ -1,9 +1,12 @@
 // Interop client: the official TypeScript SDK v1 (@modelcontextprotocol/sdk 1.32.2) against an MCP
-// server spoken to over stdio, on the 2025-11-25 initialize handshake.
+// server spoken to over stdio, Streamable HTTP or the deprecated HTTP+SSE transport, on the
+// 2025-11-25 initialize handshake.
 //
 // Usage: node legacy-client.mjs [--] SERVER_COMMAND [ARGS...]
+//        node legacy-client.mjs --url URL   (StreamableHTTPClientTransport, e.g. http://HOST:PORT/mcp)
+//        node legacy-client.mjs --sse URL   (SSEClientTransport, e.g. http://HOST:PORT/sse)
 //
-// Connects with Client + StdioClientTransport, lists tools, calls tools, reads a resource, gets
+// Connects with Client + the transport chosen, lists tools, calls tools, reads a resource, gets
 // prompts, and answers the server-to-client elicitation/create that test_elicitation sends while
 // its tools/call is in flight. One JSON line per check on stdout; exit 0 only if all passed.
 
@@ -12,8 +15,8 @@ import {
     expect,
     importPackage,
     main,
+    clientTarget,
     passthroughEnv,
-    serverCommand,
     STEP_TIMEOUT_MS,
     texts,
     withTimeout
@@ -22,9 +25,10 @@ import {
 const LEGACY = '2025-11-25';
 const SDK = '@modelcontextprotocol/sdk';
 
-const { command, args } = serverCommand(
+const target = clientTarget(
     process.argv.slice(2),
-    'usage: node legacy-client.mjs [--] SERVER_COMMAND [ARGS...]'
+    'usage: node legacy-client.mjs [--] SERVER_COMMAND [ARGS...] | --url URL | --sse URL',
+    { sse: true }
 );
 
 await main(async checks => {
@@ -44,18 +48,29 @@ await main(async checks => {
         return { action: 'accept', content: { ...reply } };
     });
 
-    const transport = new StdioClientTransport({
-        command,
-        args,
-        env: { ...getDefaultEnvironment(), ...passthroughEnv() },
-        stderr: 'inherit'
-    });
+    let transport;
+    if (target.kind === 'http') {
+        const { StreamableHTTPClientTransport } = await importPackage(SDK, './client/streamableHttp.js');
+        transport = new StreamableHTTPClientTransport(target.url);
+    } else if (target.kind === 'sse') {
+        const { SSEClientTransport } = await importPackage(SDK, './client/sse.js');
+        transport = new SSEClientTransport(target.url);
+    } else {
+        transport = new StdioClientTransport({
+            command: target.command,
+            args: target.args,
+            env: { ...getDefaultEnvironment(), ...passthroughEnv() },
+            stderr: 'inherit'
+        });
+    }
     // The SDK offers LATEST_PROTOCOL_VERSION in initialize and hands the version the server chose
     // to the transport's optional setProtocolVersion hook (HTTP uses it for its header); stdio has
-    // none, so add one to observe the negotiated version.
+    // none. Wrap it (keeping the transport's own) to observe the negotiated version.
     let negotiated;
+    const ownSetProtocolVersion = transport.setProtocolVersion?.bind(transport);
     transport.setProtocolVersion = version => {
         negotiated = version;
+        ownSetProtocolVersion?.(version);
     };
     await withTimeout(client.connect(transport, { timeout: STEP_TIMEOUT_MS }), STEP_TIMEOUT_MS, 'connect');
     try {

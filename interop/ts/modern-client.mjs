@@ -1,7 +1,8 @@
 // Interop client: the official TypeScript SDK v2 client (@modelcontextprotocol/client 2.4.0) against
-// an MCP server spoken to over stdio, pinned to protocol 2026-07-28.
+// an MCP server spoken to over stdio or Streamable HTTP, pinned to protocol 2026-07-28.
 //
 // Usage: node modern-client.mjs [--] SERVER_COMMAND [ARGS...]
+//        node modern-client.mjs --url URL   (StreamableHTTPClientTransport, e.g. http://HOST:PORT/mcp)
 //
 // Connects with versionNegotiation { mode: { pin: '2026-07-28' } } (a server/discover at connect,
 // then the per-request _meta envelope), lists tools, calls tools, reads a resource, gets prompts,
@@ -14,8 +15,8 @@ import {
     expect,
     importPackage,
     main,
+    clientTarget,
     passthroughEnv,
-    serverCommand,
     STEP_TIMEOUT_MS,
     texts,
     withTimeout
@@ -24,14 +25,13 @@ import {
 const MODERN = '2026-07-28';
 const PACKAGE = '@modelcontextprotocol/client';
 
-const { command, args } = serverCommand(
+const target = clientTarget(
     process.argv.slice(2),
-    'usage: node modern-client.mjs [--] SERVER_COMMAND [ARGS...]'
+    'usage: node modern-client.mjs [--] SERVER_COMMAND [ARGS...] | --url URL'
 );
 
 await main(async checks => {
     const { Client } = await importPackage(PACKAGE, '.');
-    const { StdioClientTransport, getDefaultEnvironment } = await importPackage(PACKAGE, './stdio');
 
     const elicitations = [];
     let reply = {};
@@ -49,12 +49,19 @@ await main(async checks => {
         return { action: 'accept', content: { ...reply } };
     });
 
-    const transport = new StdioClientTransport({
-        command,
-        args,
-        env: { ...getDefaultEnvironment(), ...passthroughEnv() },
-        stderr: 'inherit'
-    });
+    let transport;
+    if (target.kind === 'http') {
+        const { StreamableHTTPClientTransport } = await importPackage(PACKAGE, '.');
+        transport = new StreamableHTTPClientTransport(target.url);
+    } else {
+        const { StdioClientTransport, getDefaultEnvironment } = await importPackage(PACKAGE, './stdio');
+        transport = new StdioClientTransport({
+            command: target.command,
+            args: target.args,
+            env: { ...getDefaultEnvironment(), ...passthroughEnv() },
+            stderr: 'inherit'
+        });
+    }
     await withTimeout(client.connect(transport, { timeout: STEP_TIMEOUT_MS }), STEP_TIMEOUT_MS, 'connect');
     try {
         const version = client.getNegotiatedProtocolVersion();
