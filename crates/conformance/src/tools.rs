@@ -131,12 +131,13 @@ async fn logging_tool(log: Log) -> &'static str {
     "Logging tool completed"
 }
 
-/// The suite's `server-sse-polling` scenario closes the Streamable HTTP response stream in
-/// the middle of this call and resumes it with `Last-Event-ID` (2025-11-25 only). Stdio has
-/// no stream to close or resume, so here the tool answers after the short delay the scenario
-/// gives the client to reconnect.
-async fn reconnection() -> &'static str {
-    tokio::time::sleep(Duration::from_millis(100)).await;
+/// Ends its response stream at once (legacy Streamable HTTP resumes it: the client reconnects
+/// with `GET` + `Last-Event-ID` after the `retry` delay and receives the result there), then
+/// answers after a pause. Where streams are not resumable (stdio, modern HTTP) the close is a
+/// no-op and the tool simply answers after the pause.
+async fn reconnection(stream: mcp_server::ResponseStream) -> &'static str {
+    stream.close();
+    tokio::time::sleep(Duration::from_millis(200)).await;
     "Reconnection test completed"
 }
 

@@ -18,6 +18,7 @@ const TOOLS: &[&str] = &[
     "test_logging_tool",
     "test_reconnection",
     "json_schema_2020_12_tool",
+    "test_custom_header",
     "test_sampling",
     "test_elicitation",
     "test_elicitation_sep1034_defaults",

@@ -28,6 +28,8 @@ pub struct HttpConfig {
     pub keep_alive: Duration,
     /// A legacy session unused this long is closed.
     pub session_idle: Duration,
+    /// The `retry` of resumable (legacy) streams: how long a client waits before reconnecting.
+    pub sse_retry: Duration,
 }
 
 impl HttpConfig {
@@ -58,6 +60,7 @@ impl Default for HttpConfig {
             body_read_timeout: Duration::from_secs(30),
             keep_alive: Duration::from_secs(15),
             session_idle: Duration::from_secs(30 * 60),
+            sse_retry: Duration::from_millis(1000),
         }
     }
 }

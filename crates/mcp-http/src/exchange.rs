@@ -9,10 +9,11 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use mcp_server::{CancellationToken, ChannelSink, Connection, InFlight, Reply, Server};
+use mcp_server::{CancellationToken, Connection, InFlight, MessageSink, Reply, SendFuture, Server};
 use mcp_types::{Message, Request};
 use tokio::sync::mpsc;
 
+use crate::events::EventStore;
 use crate::guard::Accepts;
 use crate::sse;
 
@@ -51,6 +52,14 @@ pub(crate) fn sse_response(body: mpsc::Receiver<Bytes>) -> Response {
     response
 }
 
+/// A resumable stream (legacy sessions): where its events are recorded.
+pub(crate) struct Resumable {
+    pub(crate) store: Arc<dyn EventStore>,
+    pub(crate) stream: String,
+    /// The `retry` a client waits before reconnecting.
+    pub(crate) retry: Duration,
+}
+
 /// What an exchange needs besides the request.
 pub(crate) struct Exchange {
     pub(crate) server: Server,
@@ -66,6 +75,31 @@ pub(crate) struct Exchange {
     pub(crate) in_flight: Option<InFlight>,
     /// Released when the request completes (the transport's in-flight limits).
     pub(crate) permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    /// Record the stream's events for `Last-Event-ID` replay.
+    pub(crate) resumable: Option<Resumable>,
+}
+
+/// The per-request sink: the exchange's channel, plus the handler's request to end the
+/// response stream early (honoured only where the stream can be resumed).
+struct ExchangeSink {
+    tx: mpsc::Sender<Vec<u8>>,
+    close: Option<CancellationToken>,
+}
+
+impl MessageSink for ExchangeSink {
+    fn send(&self, json: Vec<u8>) -> SendFuture<'_> {
+        Box::pin(async move { self.tx.send(json).await.is_ok() })
+    }
+
+    fn close_stream(&self) -> bool {
+        match &self.close {
+            Some(close) => {
+                close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// Runs `request`, answering on this exchange.
@@ -80,9 +114,11 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
         cancel,
         in_flight,
         permits,
+        resumable,
     } = exchange;
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-    let sink = Arc::new(ChannelSink(tx));
+    let close = resumable.as_ref().filter(|_| accepts.sse).map(|_| CancellationToken::new());
+    let sink = Arc::new(ExchangeSink { tx, close: close.clone() });
     let task = {
         let cancel = cancel.clone();
         tokio::spawn(async move {
@@ -95,8 +131,9 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
     };
     let mut guard = CancelGuard((on_disconnect == OnDisconnect::Cancel).then(|| cancel.clone()));
     let mut task = task;
+    let closing = close.clone().unwrap_or_default();
     // Answer with JSON unless a message of the request's own arrives first (or the client only
-    // takes SSE, or the request is a subscription stream).
+    // takes SSE, or the request is a subscription stream, or the handler ends the stream).
     let first = if accepts.sse && (long_lived || !accepts.json) {
         None
     } else {
@@ -106,6 +143,7 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
                     guard.0 = None;
                     return finish_json(reply.ok().flatten());
                 }
+                _ = closing.cancelled(), if close.is_some() => break None,
                 message = rx.recv() => match message {
                     Some(message) if accepts.sse => break Some(message),
                     // A JSON-only client cannot receive the request's own messages.
@@ -121,36 +159,67 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
     };
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
-        let _guard = guard;
-        if let Some(first) = first {
-            if body_tx.send(sse::event(&first)).await.is_err() {
-                return;
+        let mut guard = guard;
+        let mut body = Some(body_tx);
+        // Records an event (when resumable) and sends it while the client listens.
+        let emit = |json: &[u8]| -> Bytes {
+            match &resumable {
+                Some(r) => sse::event_with_id(&r.store.append(&r.stream, json), json),
+                None => sse::event(json),
+            }
+        };
+        if let Some(r) = &resumable {
+            let id = r.store.append(&r.stream, b"");
+            let priming = sse::priming(&id, r.retry);
+            if let Some(tx) = &body {
+                if tx.send(priming).await.is_err() {
+                    body = None;
+                }
             }
         }
+        let mut pending = first;
         let mut ticker = tokio::time::interval(keep_alive);
         ticker.tick().await;
         loop {
-            tokio::select! {
-                message = rx.recv() => match message {
-                    Some(json) => {
-                        if body_tx.send(sse::event(&json)).await.is_err() {
-                            return;
-                        }
-                    }
-                    None => break,
-                },
-                _ = ticker.tick() => {
-                    if body_tx.send(sse::comment()).await.is_err() {
-                        return;
+            if let Some(json) = pending.take() {
+                let chunk = emit(&json);
+                if let Some(tx) = &body {
+                    if tx.send(chunk).await.is_err() {
+                        body = None;
                     }
                 }
-                _ = body_tx.closed() => return,
+            }
+            if body.is_none() && resumable.is_none() {
+                // Nobody listens and nothing is recorded: a modern request is cancelled by the
+                // guard; a legacy one runs on without an audience.
+                return;
+            }
+            let open = body.clone();
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(json) => pending = Some(json),
+                    None => break,
+                },
+                _ = ticker.tick(), if open.is_some() => {
+                    if let Some(tx) = &body {
+                        if tx.send(sse::comment()).await.is_err() {
+                            body = None;
+                        }
+                    }
+                }
+                _ = async { if let Some(tx) = &open { tx.closed().await } }, if open.is_some() => body = None,
+                _ = closing.cancelled(), if close.is_some() && body.is_some() => body = None,
             }
         }
         if let Ok(Some(reply)) = task.await {
-            let _ = body_tx.send(sse::event(&Message::Response(reply.response).to_vec())).await;
+            let chunk = emit(&Message::Response(reply.response).to_vec());
+            if let Some(tx) = &body {
+                let _ = tx.send(chunk).await;
+            }
         }
-        let mut guard = _guard;
+        if let Some(r) = &resumable {
+            r.store.finish(&r.stream);
+        }
         guard.0 = None;
     });
     sse_response(body_rx)

@@ -25,6 +25,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod events;
 mod exchange;
 mod guard;
 mod headers;
@@ -39,6 +40,7 @@ use std::sync::Arc;
 use mcp_server::Server;
 
 pub use config::HttpConfig;
+pub use events::{EventStore, MemoryEventStore};
 pub use serve::{Bound, bind, serve};
 
 /// The Streamable HTTP transport of a [`Server`].

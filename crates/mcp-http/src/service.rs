@@ -20,7 +20,8 @@ use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::config::HttpConfig;
-use crate::exchange::{self, Exchange, OnDisconnect, json_response, sse_response};
+use crate::events::{EventStore, MemoryEventStore, parse_id};
+use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, sse_response};
 use crate::guard::{self, Accepts, Refusal};
 use crate::headers;
 use crate::session::{HttpSession, Sessions, new_id};
@@ -30,6 +31,7 @@ pub(crate) struct HttpState {
     pub(crate) server: Server,
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Sessions,
+    pub(crate) events: Arc<dyn EventStore>,
     in_flight: Arc<Semaphore>,
     bytes: Arc<Semaphore>,
 }
@@ -42,6 +44,7 @@ impl HttpState {
             server,
             config,
             sessions: Sessions::default(),
+            events: Arc::new(MemoryEventStore::default()),
         }
     }
 }
@@ -256,6 +259,7 @@ async fn sessionless_request(
         cancel: CancellationToken::new(),
         in_flight: None,
         permits,
+        resumable: None,
     };
     exchange::serve(exchange, request).await
 }
@@ -304,6 +308,11 @@ async fn legacy_request(
         cancel: in_flight.token().clone(),
         in_flight: Some(in_flight),
         permits,
+        resumable: Some({
+            let stream = new_id();
+            session.add_stream(&stream);
+            Resumable { store: state.events.clone(), stream, retry: state.config.sse_retry }
+        }),
     };
     exchange::serve(exchange, request).await
 }
@@ -323,6 +332,9 @@ async fn get(state: Arc<HttpState>, headers: HeaderMap) -> Response {
         }
         Err(r) => return r,
     };
+    if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
+        return resume(&state, &session, last);
+    }
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     if !session.outbox.open(tx) {
         return (StatusCode::CONFLICT, "a GET stream is already open for this session").into_response();
@@ -357,4 +369,49 @@ fn delete(state: &HttpState, headers: &HeaderMap) -> Response {
         Some(_) => StatusCode::OK.into_response(),
         None => StatusCode::NOT_FOUND.into_response(),
     }
+}
+
+/// `GET` with `Last-Event-ID`: replays what the stream recorded after that event, then follows
+/// it until its final response.
+fn resume(state: &HttpState, session: &HttpSession, last: &str) -> Response {
+    let Some((stream, seq)) = parse_id(last.trim()) else {
+        return (StatusCode::BAD_REQUEST, "malformed Last-Event-ID").into_response();
+    };
+    if !session.owns_stream(stream) {
+        return (StatusCode::NOT_FOUND, "unknown stream for this session").into_response();
+    }
+    let stream = stream.to_owned();
+    let store = state.events.clone();
+    let keep_alive = state.config.keep_alive;
+    let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        let mut after = seq;
+        let mut quiet = std::time::Duration::ZERO;
+        loop {
+            // Read the finished flag first: events recorded before it are read below.
+            let finished = store.is_finished(&stream);
+            for (seq, id, data) in store.after(&stream, after) {
+                after = seq;
+                if data.is_empty() {
+                    continue; // a priming event
+                }
+                if body_tx.send(sse::event_with_id(&id, &data)).await.is_err() {
+                    return;
+                }
+                quiet = std::time::Duration::ZERO;
+            }
+            if finished {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            quiet += std::time::Duration::from_millis(20);
+            if quiet >= keep_alive {
+                quiet = std::time::Duration::ZERO;
+                if body_tx.send(sse::comment()).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    sse_response(body_rx)
 }

@@ -48,13 +48,28 @@ pub(crate) struct HttpSession {
     pub(crate) connection: Arc<Connection>,
     pub(crate) outbox: Arc<Outbox>,
     last_used: Mutex<Instant>,
+    /// The resumable streams this session opened (a `Last-Event-ID` must name one of them).
+    streams: Mutex<std::collections::HashSet<String>>,
 }
 
 impl HttpSession {
     pub(crate) fn new() -> Self {
         let outbox = Arc::new(Outbox::default());
         let connection = Connection::new(outbox.clone());
-        HttpSession { connection, outbox, last_used: Mutex::new(Instant::now()) }
+        HttpSession { connection, outbox, last_used: Mutex::new(Instant::now()), streams: Mutex::default() }
+    }
+
+    pub(crate) fn add_stream(&self, stream: &str) {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        // Bounded like the event store: old stream ids are forgotten with their events.
+        if streams.len() >= 4096 {
+            streams.clear();
+        }
+        streams.insert(stream.to_owned());
+    }
+
+    pub(crate) fn owns_stream(&self, stream: &str) -> bool {
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).contains(stream)
     }
 
     pub(crate) fn touch(&self) {

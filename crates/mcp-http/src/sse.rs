@@ -17,6 +17,22 @@ pub(crate) fn event(json: &[u8]) -> Bytes {
     Bytes::from(out)
 }
 
+/// A `message` event with an id (resumable streams).
+pub(crate) fn event_with_id(id: &str, json: &[u8]) -> Bytes {
+    let mut out = Vec::with_capacity(json.len() + id.len() + 32);
+    out.extend_from_slice(b"id: ");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"\n");
+    out.extend_from_slice(&event(json));
+    Bytes::from(out)
+}
+
+/// The first event of a resumable stream: an id to resume from and the reconnection delay,
+/// with empty data.
+pub(crate) fn priming(id: &str, retry: std::time::Duration) -> Bytes {
+    Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
+}
+
 /// A keep-alive comment.
 pub(crate) fn comment() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")

@@ -27,9 +27,20 @@ async fn slow_progress(progress: Progress) -> &'static str {
     "done"
 }
 
+async fn polled(stream: mcp_server::ResponseStream) -> &'static str {
+    stream.close();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    "polled"
+}
+
 async fn start() -> std::net::SocketAddr {
     let server = Server::builder("http-test", "1")
-        .tools(Tools::new().add("echo", "Echo", echo).add("progress", "Progress", slow_progress))
+        .tools(
+            Tools::new()
+                .add("echo", "Echo", echo)
+                .add("progress", "Progress", slow_progress)
+                .add("polled", "Polled", polled),
+        )
         .build()
         .unwrap();
     let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
@@ -57,8 +68,9 @@ impl Reply {
     fn events(&self) -> Vec<Value> {
         self.body
             .lines()
-            .filter_map(|l| l.strip_prefix("data: "))
-            .map(|d| serde_json::from_str(d).unwrap())
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter(|d| !d.trim().is_empty()) // a priming event
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
             .collect()
     }
 }
@@ -278,4 +290,48 @@ async fn legacy_sessions_live_until_deleted() {
     assert_eq!(http(addr, "DELETE", &[("mcp-session-id", &session)], "").await.status, 404);
     // No GET stream on the modern wire.
     assert_eq!(http(addr, "GET", &[("accept", "text/event-stream")], "").await.status, 405);
+}
+
+#[tokio::test]
+async fn legacy_streams_resume_with_last_event_id() {
+    let addr = start().await;
+    let json_headers =
+        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+    let r = http(
+        addr,
+        "POST",
+        &json_headers,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    )
+    .await;
+    let session = r.header("mcp-session-id").unwrap().to_owned();
+    let mut h: Vec<(&str, &str)> = json_headers.to_vec();
+    h.push(("mcp-session-id", &session));
+    // The tool ends its response stream at once: the POST answer holds only the priming event.
+    let r = http(
+        addr,
+        "POST",
+        &h,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"polled"}}"#,
+    )
+    .await;
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    let id = r.body.lines().find_map(|l| l.strip_prefix("id: ")).expect("a priming event id").to_owned();
+    assert!(r.body.contains("retry: "), "{}", r.body);
+    assert!(r.events().iter().all(|e| e.get("id").is_none()), "no result on the closed stream");
+    // The client reconnects with GET + Last-Event-ID and receives the result there.
+    let get = [
+        ("accept", "text/event-stream"),
+        ("mcp-session-id", session.as_str()),
+        ("last-event-id", id.as_str()),
+    ];
+    let r = http(addr, "GET", &get, "").await;
+    let events = r.events();
+    assert_eq!(events.len(), 1, "{}", r.body);
+    mcp_testkit::assert_valid_message("2025-11-25", &events[0]);
+    assert_eq!(events[0]["id"], 1);
+    assert_eq!(events[0]["result"]["content"][0]["text"], "polled");
+    // Another session cannot resume it.
+    let other = [("accept", "text/event-stream"), ("mcp-session-id", "nope"), ("last-event-id", id.as_str())];
+    assert_eq!(http(addr, "GET", &other, "").await.status, 404);
 }

@@ -299,3 +299,22 @@ impl FromCall for Notifier {
         Ok(Notifier(call.server.changes.clone()))
     }
 }
+
+/// The request's response stream: a handler may end it early where the transport resumes
+/// streams (legacy Streamable HTTP), to make the client poll instead of holding a connection.
+#[derive(Clone)]
+pub struct ResponseStream(Arc<dyn MessageSink>);
+
+impl ResponseStream {
+    /// Ends the stream; the rest of the request's messages are delivered when the client
+    /// reconnects. False where the transport has no resumable stream.
+    pub fn close(&self) -> bool {
+        self.0.close_stream()
+    }
+}
+
+impl FromCall for ResponseStream {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(ResponseStream(call.sink.clone()))
+    }
+}

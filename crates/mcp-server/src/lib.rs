@@ -57,8 +57,8 @@ pub use call::Call;
 pub use completion::{CompletionRequest, Completions};
 pub use connection::{Connection, DuplicateId, InFlight};
 pub use extract::{
-    Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection, State,
-    Version,
+    Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection,
+    ResponseStream, State, Version,
 };
 pub use handler::{BoxFuture, Handler};
 pub use peer::{AskError, Peer};

@@ -15,6 +15,13 @@ pub type SendFuture<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
 pub trait MessageSink: Send + Sync + 'static {
     /// Queues one whole message; resolves to `false` when the peer is gone.
     fn send(&self, json: Vec<u8>) -> SendFuture<'_>;
+
+    /// Ends the response stream early, when the transport can resume it (legacy Streamable
+    /// HTTP: the client reconnects with `Last-Event-ID` and receives the rest). Returns false
+    /// where there is no such stream (stdio, modern HTTP).
+    fn close_stream(&self) -> bool {
+        false
+    }
 }
 
 /// A sink backed by a bounded channel: a full channel applies back-pressure to the sender.
