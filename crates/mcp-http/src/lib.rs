@@ -8,8 +8,9 @@
 //!   comments; no session ids.
 //! * **Legacy Streamable HTTP (2025-03-26 … 2025-11-25):** `initialize` mints an
 //!   `Mcp-Session-Id` (128-bit CSPRNG); the GET stream; server→client requests on the POST's
-//!   SSE stream with answers POSTed back; `DELETE` ends a session; an unknown session is `404`;
-//!   a disconnect does not cancel.
+//!   SSE stream with answers POSTed back; resumable streams (event ids, a priming event with
+//!   `retry`, `Last-Event-ID` replay from an [`EventStore`]); `DELETE` ends a session; an
+//!   unknown session is `404`; a disconnect does not cancel.
 //! * **Deprecated HTTP+SSE (2024-11-05):** `GET /sse` opens a stream whose first event names
 //!   `POST /messages?sessionId=…`; POSTs are answered `202` and every server message,
 //!   responses included, travels on the stream; the session ends with its stream.
@@ -20,7 +21,8 @@
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
 //!
-//! Not yet: resumable SSE streams (`Last-Event-ID`).
+//! What it does not do: decide anything the protocol router decides (JSON-RPC errors after
+//! dispatch come from `mcp-server`), or authorization (a later layer).
 
 #![warn(missing_docs)]
 
