@@ -19,36 +19,22 @@
 //! `RUST_LOG` reaches the server, whose stderr is part of a failure's report.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
+mod interop;
+
+use interop::*;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-/// How long one client may take, connecting included; then it is killed.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// How long the server may take to print its address.
 const SERVER_START_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The checks every client reports, in order.
-const CHECKS: &[&str] = &[
-    "connect",
-    "list_tools",
-    "call_tool",
-    "call_tool_image",
-    "read_resource",
-    "get_prompt",
-    "get_prompt_with_arguments",
-    "elicitation",
-];
-
-const SETUP_HINT: &str = "run scripts/setup-interop.sh (scripts/test.sh runs it)";
 
 #[test]
 fn python_modern() {
@@ -78,17 +64,6 @@ fn typescript_legacy_sse() {
 #[test]
 fn typescript_modern() {
     run_node("typescript_modern", "modern-client.mjs", "--url", "/mcp");
-}
-
-fn repo_root() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    root.canonicalize().unwrap_or(root)
-}
-
-/// An installed tool, or a failure that says how to install it.
-fn installed(path: PathBuf, what: &str) -> PathBuf {
-    assert!(path.is_file(), "{what} is not installed: {} is missing; {SETUP_HINT}", path.display());
-    path
 }
 
 fn run_python(name: &str, mode: &str) {
@@ -193,13 +168,6 @@ fn drain_lines(pipe: ChildStderr, sink: Arc<Mutex<String>>) -> Receiver<String> 
     receiver
 }
 
-struct Outcome {
-    /// `None` when the client was killed at the deadline.
-    status: Option<ExitStatus>,
-    stdout: String,
-    stderr: String,
-}
-
 fn run_client(name: &str, program: &Path, args: &[String], server: &Server) {
     let outcome = run_with_deadline(program, args, CLIENT_TIMEOUT);
     let report = |problem: &str| -> String {
@@ -240,69 +208,4 @@ fn run_client(name: &str, program: &Path, args: &[String], server: &Server) {
         Some(status) if !status.success() => panic!("{}", report(&format!("all checks passed but {status}"))),
         Some(_) => {}
     }
-}
-
-/// Runs `program` in its own process group with stdin closed, collecting its output; at the
-/// deadline, or once it exits, the group is killed so that nothing it left behind outlives it.
-fn run_with_deadline(program: &Path, args: &[String], timeout: Duration) -> Outcome {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("waiting for {}: {e}", program.display()),
-        }
-    };
-    let _ = Command::new("kill")
-        .args(["-s", "KILL", "--", &format!("-{}", child.id())])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-    let _ = child.wait();
-    Outcome { status, stdout: join(&stdout), stderr: join(&stderr) }
-}
-
-fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> Receiver<String> {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_end(&mut bytes);
-        }
-        let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
-    });
-    receiver
-}
-
-/// The output read from a pipe, waiting a little for its end: a process that escaped the kill
-/// could hold the pipe open, and the test must not hang on it.
-fn join(output: &Receiver<String>) -> String {
-    output
-        .recv_timeout(Duration::from_secs(5))
-        .unwrap_or_else(|_| "<output still open after the kill>\n".to_owned())
-}
-
-fn tail(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
