@@ -1,0 +1,372 @@
+//! The typed calls: one method per client request, pagination helpers that fetch every page,
+//! `tools/call` with header mirroring, output validation and safe retries.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_types::{
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult,
+    GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceTemplate, ServerNotification, Tool,
+};
+use serde_json::{Map, Value};
+
+use super::{Client, Inner, RequestOptions, decode, to_map};
+use crate::error::{ClientError, Outcome};
+use crate::transport::TransportKind;
+
+/// Pages fetched by the `*_all` helpers before they give up (a server that loops its cursor).
+const MAX_PAGES: usize = 10_000;
+
+fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
+    let mut p = Map::new();
+    if let Some(c) = cursor {
+        p.insert("cursor".into(), Value::String(c.to_string()));
+    }
+    p
+}
+
+impl Client {
+    fn opts(&self) -> RequestOptions {
+        RequestOptions::default()
+    }
+
+    /// `server/discover` (modern servers).
+    pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
+        if !self.protocol_version().is_modern() {
+            return Err(ClientError::Unsupported("server/discover needs a 2026-07-28 server".into()));
+        }
+        self.inner.call("server/discover", Map::new(), &self.opts()).await
+    }
+
+    /// `ping` (legacy servers; a modern server is pinged with `server/discover`).
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.protocol_version().is_modern() {
+            self.inner
+                .call::<Value>("server/discover", Map::new(), &RequestOptions::new().bypass_cache())
+                .await?;
+        } else {
+            self.inner.call::<Value>("ping", Map::new(), &self.opts()).await?;
+        }
+        Ok(())
+    }
+
+    /// One page of `tools/list`. On HTTP, tools with invalid `x-mcp-header` annotations are
+    /// left out (with a warning).
+    pub async fn list_tools(&self, cursor: Option<&str>) -> Result<ListToolsResult, ClientError> {
+        self.list_tools_with(cursor, &self.opts()).await
+    }
+
+    /// [`Client::list_tools`] with options.
+    pub async fn list_tools_with(
+        &self,
+        cursor: Option<&str>,
+        options: &RequestOptions,
+    ) -> Result<ListToolsResult, ClientError> {
+        let mut result: ListToolsResult =
+            self.inner.call("tools/list", cursor_params(cursor), options).await?;
+        let check =
+            self.transport_kind() == TransportKind::StreamableHttp && self.protocol_version().is_modern();
+        result.tools = self.inner.tools.record(std::mem::take(&mut result.tools), check);
+        Ok(result)
+    }
+
+    /// Every tool, page after page.
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        self.list_all_tools_with(&self.opts()).await
+    }
+
+    /// [`Client::list_all_tools`] with options (applied to each page).
+    pub async fn list_all_tools_with(&self, options: &RequestOptions) -> Result<Vec<Tool>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.list_tools_with(cursor.as_deref(), options).await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(too_many_pages("tools/list"))
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(&self, cursor: Option<&str>) -> Result<ListResourcesResult, ClientError> {
+        self.inner.call("resources/list", cursor_params(cursor), &self.opts()).await
+    }
+
+    /// Every resource.
+    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.list_resources(cursor.as_deref()).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(too_many_pages("resources/list"))
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, ClientError> {
+        self.inner.call("resources/templates/list", cursor_params(cursor), &self.opts()).await
+    }
+
+    /// Every resource template.
+    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.list_resource_templates(cursor.as_deref()).await?;
+            all.extend(page.resource_templates);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(too_many_pages("resources/templates/list"))
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(&self, cursor: Option<&str>) -> Result<ListPromptsResult, ClientError> {
+        self.inner.call("prompts/list", cursor_params(cursor), &self.opts()).await
+    }
+
+    /// Every prompt.
+    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.list_prompts(cursor.as_deref()).await?;
+            all.extend(page.prompts);
+            match page.next_cursor {
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(too_many_pages("prompts/list"))
+    }
+
+    /// `tools/call` with JSON arguments (an object, or `null` for none).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, ClientError> {
+        let mut params = CallToolRequestParams::new(name);
+        params.arguments = match arguments {
+            Value::Object(map) => Some(map),
+            Value::Null => None,
+            other => {
+                return Err(ClientError::Unsupported(format!(
+                    "tool arguments must be an object, not {other}"
+                )));
+            }
+        };
+        self.call_tool_with(&params, &self.opts()).await
+    }
+
+    /// `tools/call` with full params and options. MRTR input requests are fulfilled through the
+    /// client's handlers; `structuredContent` is checked against the tool's `outputSchema`.
+    pub async fn call_tool_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let mut entry = self.inner.tools.get(&params.name);
+        if entry.is_none()
+            && !self.inner.tools.listed()
+            && self.transport_kind() == TransportKind::StreamableHttp
+            && self.protocol_version().is_modern()
+        {
+            // The header mirrors come from the tool's schema: learn it first.
+            let listing = RequestOptions { progress: None, retries: None, ..options.clone() };
+            if let Err(e) = self.list_all_tools_with(&listing).await {
+                tracing::debug!(target: "mcp_client", "tools/list before the call failed: {e}");
+            }
+            entry = self.inner.tools.get(&params.name);
+        }
+        let map = to_map(params)?;
+        let retries = options.retries.unwrap_or(1);
+        let mut attempt = 0;
+        let raw = loop {
+            match self.inner.call_raw("tools/call", map.clone(), options, |_| {}).await {
+                Ok(raw) => break raw,
+                Err(e)
+                    if attempt < retries
+                        && retryable(&e, entry.as_deref().is_some_and(|t| t.retry_safe())) =>
+                {
+                    attempt += 1;
+                    tracing::info!(target: "mcp_client", tool = %params.name, "retrying after: {e}");
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let result: CallToolResult = decode("tools/call", &raw)?;
+        if self.inner.config.validate_output
+            && result.is_error != Some(true)
+            && let Some(entry) = &entry
+            && let Some(schema) = entry.output_schema(&self.inner.config.schema_limits)
+        {
+            match &result.structured_content {
+                Some(content) => {
+                    if let Err(v) = schema.validate(content) {
+                        return Err(ClientError::InvalidStructuredContent {
+                            tool: params.name.clone(),
+                            message: v.to_string(),
+                        });
+                    }
+                }
+                None => {
+                    return Err(ClientError::InvalidStructuredContent {
+                        tool: params.name.clone(),
+                        message: "the tool declares an outputSchema but the result has no structuredContent"
+                            .into(),
+                    });
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.read_resource_with(&ReadResourceRequestParams::new(uri), &self.opts()).await
+    }
+
+    /// `resources/read` with full params and options.
+    pub async fn read_resource_with(
+        &self,
+        params: &ReadResourceRequestParams,
+        options: &RequestOptions,
+    ) -> Result<ReadResourceResult, ClientError> {
+        self.inner.call("resources/read", to_map(params)?, options).await
+    }
+
+    /// `prompts/get` with string arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, ClientError> {
+        let mut params = GetPromptRequestParams::new(name);
+        if !arguments.is_empty() {
+            params.arguments = Some(arguments);
+        }
+        self.get_prompt_with(&params, &self.opts()).await
+    }
+
+    /// `prompts/get` with full params and options.
+    pub async fn get_prompt_with(
+        &self,
+        params: &GetPromptRequestParams,
+        options: &RequestOptions,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.inner.call("prompts/get", to_map(params)?, options).await
+    }
+
+    /// `completion/complete`.
+    pub async fn complete(&self, params: &CompleteRequestParams) -> Result<CompleteResult, ClientError> {
+        self.inner.call("completion/complete", to_map(params)?, &self.opts()).await
+    }
+
+    /// Legacy: `logging/setLevel` for the session. Modern servers take the level per request
+    /// ([`RequestOptions::log_level`], or the builder's default).
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        if self.protocol_version().is_modern() {
+            return Err(ClientError::Unsupported(
+                "2026-07-28 has no logging/setLevel; pass the level per request".into(),
+            ));
+        }
+        let mut p = Map::new();
+        p.insert("level".into(), serde_json::to_value(level).unwrap_or(Value::Null));
+        self.inner.call::<Value>("logging/setLevel", p, &self.opts()).await.map(|_| ())
+    }
+
+    /// Legacy: `resources/subscribe` (updates arrive on [`Client::notifications`]).
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.legacy_uri_call("resources/subscribe", uri).await
+    }
+
+    /// Legacy: `resources/unsubscribe`.
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), ClientError> {
+        self.legacy_uri_call("resources/unsubscribe", uri).await
+    }
+
+    async fn legacy_uri_call(&self, method: &str, uri: &str) -> Result<(), ClientError> {
+        if self.protocol_version().is_modern() {
+            return Err(ClientError::Unsupported(format!("2026-07-28 has no {method}; use listen()")));
+        }
+        let mut p = Map::new();
+        p.insert("uri".into(), Value::String(uri.to_string()));
+        self.inner.call::<Value>(method, p, &self.opts()).await.map(|_| ())
+    }
+
+    /// Legacy: tells the server the client's roots changed.
+    pub async fn notify_roots_changed(&self) -> Result<(), ClientError> {
+        if self.protocol_version().is_modern() {
+            return Ok(());
+        }
+        let v = self.protocol_version();
+        self.inner.engine.notify("notifications/roots/list_changed", None, Some(v)).await
+    }
+
+    /// Drops cached results and tool definitions on change notifications.
+    pub(crate) fn spawn_invalidation(&self) {
+        let mut rx = self.inner.engine.subscribe();
+        let weak = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                let n = match rx.recv().await {
+                    Ok(n) => n,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        if let Some(inner) = weak.upgrade() {
+                            inner.cache.clear();
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                };
+                let Some(inner) = weak.upgrade() else { return };
+                inner.invalidate(&n);
+            }
+        });
+    }
+}
+
+impl Inner {
+    pub(crate) fn invalidate(&self, n: &ServerNotification) {
+        match n {
+            ServerNotification::ToolListChanged(_) => {
+                self.cache.invalidate("tools/list", None);
+                self.tools.clear();
+            }
+            ServerNotification::PromptListChanged(_) => self.cache.invalidate("prompts/list", None),
+            ServerNotification::ResourceListChanged(_) => {
+                self.cache.invalidate("resources/list", None);
+                self.cache.invalidate("resources/templates/list", None);
+            }
+            ServerNotification::ResourceUpdated(p) => self.cache.invalidate("resources/read", Some(&p.uri)),
+            _ => {}
+        }
+    }
+}
+
+fn retryable(e: &ClientError, retry_safe: bool) -> bool {
+    match e {
+        ClientError::Transport { outcome: Outcome::NotExecuted, error } => !matches!(
+            error,
+            crate::transport::TransportError::Closed | crate::transport::TransportError::Http { .. }
+        ),
+        ClientError::Transport { outcome: Outcome::Unknown, .. } => retry_safe,
+        _ => false,
+    }
+}
+
+fn too_many_pages(method: &str) -> ClientError {
+    ClientError::InvalidAnswer { method: method.into(), message: format!("more than {MAX_PAGES} pages") }
+}

@@ -1,0 +1,55 @@
+//! Connecting over the built-in transports.
+
+#[cfg(feature = "http")]
+use super::handshake::HandshakeError;
+use super::{Client, ClientBuilder};
+use crate::error::ClientError;
+#[cfg(feature = "http")]
+use crate::transport::TransportKind;
+
+impl ClientBuilder {
+    /// Spawns the server command and connects over its stdin/stdout: probes with
+    /// `server/discover`, falls back to `initialize` (unless a version is pinned).
+    #[cfg(feature = "stdio")]
+    pub async fn connect_stdio(
+        self,
+        command: crate::transport::stdio::StdioCommand,
+    ) -> Result<Client, ClientError> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let target = format!("stdio:{}", command.display());
+        let transport =
+            crate::transport::stdio::StdioTransport::spawn(command, tx).map_err(ClientError::transport)?;
+        self.connect_transport(transport, rx, target).await
+    }
+
+    /// Connects to an HTTP endpoint: a modern request first; on a legacy answer, `initialize`
+    /// over Streamable HTTP; when the endpoint refuses that POST with a `4xx`, the deprecated
+    /// HTTP+SSE transport (GET for the event stream, POSTs to the announced endpoint).
+    #[cfg(feature = "http")]
+    pub async fn connect_http(
+        self,
+        config: crate::transport::http::HttpConfig,
+    ) -> Result<Client, ClientError> {
+        use crate::transport::http::{HttpSseTransport, StreamableHttpTransport};
+        let target = config.url.clone();
+        let cached = self.era_cache.as_ref().and_then(|c| c.get(&target));
+        if cached.is_none_or(|d| d.transport != TransportKind::HttpSse) {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let transport =
+                StreamableHttpTransport::new(config.clone(), tx).map_err(ClientError::transport)?;
+            match self.clone().connect_inner(transport, rx, target.clone()).await {
+                Ok(client) => return Ok(client),
+                Err(HandshakeError::Fatal(e)) => return Err(e),
+                Err(HandshakeError::TryHttpSse(e)) if self.pinned.is_some_and(|v| v.is_modern()) => {
+                    return Err(e);
+                }
+                Err(HandshakeError::TryHttpSse(e)) => {
+                    tracing::info!(target: "mcp_client", url = %target, "{e}; trying the HTTP+SSE transport");
+                }
+            }
+        }
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let transport = HttpSseTransport::connect(config, tx).await.map_err(ClientError::transport)?;
+        self.connect_transport(transport, rx, target).await
+    }
+}

@@ -1,0 +1,517 @@
+//! The client: connect to a server of any era, then call it with typed methods.
+
+mod cache;
+mod calls;
+mod connect;
+mod handshake;
+mod listen;
+mod options;
+mod tools;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use mcp_schema::Limits;
+use mcp_types::{
+    ClientCapabilities, Era, ErrorObject, Implementation, InputRequest, InputRequiredResult, InputResponse,
+    InputResponses, LoggingLevel, MrtrResult, ProtocolVersion, RawJson, ServerCapabilities,
+    ServerNotification, code,
+};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use tokio::sync::broadcast;
+
+use crate::engine::{Engine, SendOptions};
+use crate::error::ClientError;
+use crate::handler::Handlers;
+use crate::transport::{RequestHeaders, TransportError, TransportKind};
+
+pub use listen::{Subscription, SubscriptionEvent};
+pub use options::{Detected, EraCache, RequestOptions};
+
+use cache::ResultCache;
+use tools::ToolTable;
+
+/// The versions this client speaks, newest first.
+pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = ProtocolVersion::ALL;
+
+/// Builds a [`Client`]: identity, handlers, and how to find the server's era.
+#[derive(Debug, Clone)]
+pub struct ClientBuilder {
+    pub(crate) info: Implementation,
+    pub(crate) handlers: Handlers,
+    pub(crate) pinned: Option<ProtocolVersion>,
+    pub(crate) probe_timeout: Duration,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) max_input_rounds: u32,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) era_cache: Option<EraCache>,
+    pub(crate) validate_output: bool,
+    pub(crate) schema_limits: Limits,
+    pub(crate) discover_on_connect: bool,
+}
+
+impl ClientBuilder {
+    /// A client that calls itself `name` `version` (`clientInfo`).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        ClientBuilder {
+            info: Implementation::new(name, version),
+            handlers: Handlers::default(),
+            pinned: None,
+            probe_timeout: Duration::from_secs(5),
+            request_timeout: Some(Duration::from_secs(300)),
+            max_input_rounds: 8,
+            log_level: None,
+            era_cache: None,
+            validate_output: true,
+            schema_limits: Limits::default(),
+            discover_on_connect: true,
+        }
+    }
+
+    /// The full `clientInfo` (title, icons, ...).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// What the client answers when the server asks (elicitation, sampling, roots); also
+    /// decides the capabilities the client declares.
+    pub fn handlers(mut self, handlers: Handlers) -> Self {
+        self.handlers = handlers;
+        self
+    }
+
+    /// Speaks exactly `version`: no era detection (a legacy version means `initialize` with it,
+    /// a modern one means per-request `_meta`).
+    pub fn pin_version(mut self, version: ProtocolVersion) -> Self {
+        self.pinned = Some(version);
+        self
+    }
+
+    /// How long the `server/discover` probe waits before the server is taken as legacy
+    /// (stdio; default 5 s).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The default timeout of every call (default 300 s; `None` waits forever).
+    pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How many `input_required` rounds one call may take before it fails (default 8).
+    pub fn max_input_rounds(mut self, rounds: u32) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// The log level to ask for: `_meta` of every modern request; `logging/setLevel` after a
+    /// legacy `initialize` when the server has the `logging` capability.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Remembers each server's era in `cache` and reuses what it already knows.
+    pub fn era_cache(mut self, cache: EraCache) -> Self {
+        self.era_cache = Some(cache);
+        self
+    }
+
+    /// Validates `structuredContent` against the tool's `outputSchema` (default on; schemas
+    /// are first checked against `limits`, and a schema over them is not used).
+    pub fn validate_output(mut self, yes: bool, limits: Limits) -> Self {
+        self.validate_output = yes;
+        self.schema_limits = limits;
+        self
+    }
+
+    /// With a pinned modern version, whether `connect` calls `server/discover` to learn the
+    /// server's identity and capabilities (default true).
+    pub fn discover_on_connect(mut self, yes: bool) -> Self {
+        self.discover_on_connect = yes;
+        self
+    }
+}
+
+/// What the handshake (or discovery) established.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub(crate) version: ProtocolVersion,
+    pub(crate) server_info: Option<Implementation>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) instructions: Option<String>,
+    pub(crate) supported_versions: Vec<String>,
+    pub(crate) generation: u64,
+}
+
+pub(crate) struct Inner {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) config: ClientBuilder,
+    pub(crate) session: RwLock<Session>,
+    pub(crate) handshake: tokio::sync::Mutex<()>,
+    pub(crate) cache: ResultCache,
+    pub(crate) tools: ToolTable,
+    pub(crate) target: String,
+}
+
+/// A connection to one MCP server. Cheap to clone; every clone shares the connection. Calls
+/// may run concurrently.
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.session();
+        f.debug_struct("Client")
+            .field("target", &self.inner.target)
+            .field("version", &s.version)
+            .field("transport", &self.transport_kind())
+            .finish()
+    }
+}
+
+impl Client {
+    pub(crate) fn session(&self) -> Session {
+        self.inner.session.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The protocol version in use.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.session().version
+    }
+
+    /// The server's era: modern (per-request metadata) or legacy (`initialize`).
+    pub fn era(&self) -> Era {
+        self.protocol_version().era()
+    }
+
+    /// The transport in use.
+    pub fn transport_kind(&self) -> TransportKind {
+        self.inner.engine.transport.kind()
+    }
+
+    /// The server's name and version, when it gave them.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.session().server_info
+    }
+
+    /// The server's capabilities.
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        self.session().capabilities
+    }
+
+    /// The server's instructions, when it gave any.
+    pub fn instructions(&self) -> Option<String> {
+        self.session().instructions
+    }
+
+    /// The versions the server said it supports (`server/discover`), or the negotiated one.
+    pub fn server_versions(&self) -> Vec<String> {
+        self.session().supported_versions
+    }
+
+    /// The capabilities this client declares.
+    pub fn client_capabilities(&self) -> ClientCapabilities {
+        self.inner.capabilities(self.protocol_version())
+    }
+
+    /// Notifications the server sends outside any call (legacy list changes, resource updates,
+    /// log messages). Each receiver sees every notification sent after it subscribed.
+    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
+        self.inner.engine.subscribe()
+    }
+
+    /// Closes the connection (stdio: the child is stopped; legacy HTTP: the session deleted).
+    pub async fn close(&self) {
+        self.inner.engine.transport.close().await;
+    }
+
+    /// Sends any request by method type, with MRTR and the version retry, and decodes its
+    /// result.
+    pub async fn request<M: mcp_types::RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: &RequestOptions,
+    ) -> Result<M::Result, ClientError> {
+        let params = to_map(params)?;
+        self.inner.call::<M::Result>(M::METHOD, params, options).await
+    }
+}
+
+pub(crate) fn to_map<T: serde::Serialize>(params: &T) -> Result<Map<String, Value>, ClientError> {
+    match serde_json::to_value(params) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(other) => Err(ClientError::InvalidAnswer {
+            method: "(params)".into(),
+            message: format!("params must serialize to an object, not {other}"),
+        }),
+        Err(e) => Err(ClientError::InvalidAnswer { method: "(params)".into(), message: e.to_string() }),
+    }
+}
+
+impl Inner {
+    pub(crate) fn capabilities(&self, version: ProtocolVersion) -> ClientCapabilities {
+        let mut caps = self.config.handlers.capabilities();
+        if version.is_modern()
+            && let Some(roots) = caps.roots.as_mut()
+        {
+            roots.list_changed = None;
+        }
+        caps
+    }
+
+    fn version(&self) -> ProtocolVersion {
+        self.session.read().unwrap_or_else(|p| p.into_inner()).version
+    }
+
+    fn set_version(&self, version: ProtocolVersion) {
+        self.session.write().unwrap_or_else(|p| p.into_inner()).version = version;
+        self.engine.set_version(version);
+    }
+
+    /// One logical call: cache, MRTR rounds, typed decoding.
+    pub(crate) async fn call<R: DeserializeOwned>(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<R, ClientError> {
+        let raw = self.call_raw(method, params, options, |_| {}).await?;
+        decode(method, &raw)
+    }
+
+    /// Like [`Inner::call`], returning the complete result's raw JSON.
+    pub(crate) async fn call_raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+        mut on_tagged: impl FnMut(mcp_types::Notification),
+    ) -> Result<RawJson, ClientError> {
+        self.ensure_session().await?;
+        let cache_key =
+            if self.version().is_modern() { cache::ResultCache::key(method, &params) } else { None };
+        if let Some(key) = &cache_key
+            && !options.bypass_cache
+            && let Some(hit) = self.cache.get(key)
+        {
+            return Ok(hit);
+        }
+        let mut answers: Option<(InputResponses, Option<String>)> = None;
+        let mut rounds = 0u32;
+        loop {
+            let mut attempt = params.clone();
+            if let Some((responses, state)) = &answers {
+                attempt
+                    .insert("inputResponses".into(), serde_json::to_value(responses).unwrap_or(Value::Null));
+                if let Some(state) = state {
+                    attempt.insert("requestState".into(), Value::String(state.clone()));
+                }
+            }
+            let raw = self.send(method, attempt, options, &mut on_tagged).await?;
+            if !self.version().is_modern() || !is_input_required(&raw) {
+                if let Some(key) = cache_key {
+                    self.cache.put(key, &raw);
+                }
+                return Ok(raw);
+            }
+            let required: InputRequiredResult = match serde_json::from_str::<MrtrResult<Value>>(raw.get()) {
+                Ok(MrtrResult::InputRequired(r)) => r,
+                Ok(MrtrResult::Complete(_)) => return Ok(raw),
+                Err(e) => return Err(invalid(method, e)),
+            };
+            rounds += 1;
+            if rounds > self.config.max_input_rounds {
+                return Err(ClientError::InputRequired(format!(
+                    "{method} still needs input after {} rounds",
+                    self.config.max_input_rounds
+                )));
+            }
+            let responses = self.fulfil(required.input_requests.unwrap_or_default()).await?;
+            answers = Some((responses, required.request_state));
+        }
+    }
+
+    async fn fulfil(&self, requests: mcp_types::InputRequests) -> Result<InputResponses, ClientError> {
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let handlers = &self.config.handlers;
+            let answer = match request {
+                InputRequest::Elicit(r) => match r.params {
+                    Some(p) => handlers.elicit(p).await.map(InputResponse::Elicit),
+                    None => Err(ErrorObject::invalid_params("elicitation/create without params")),
+                },
+                InputRequest::CreateMessage(r) => match r.params {
+                    Some(p) => handlers.sample(p).await.map(InputResponse::CreateMessage),
+                    None => Err(ErrorObject::invalid_params("sampling/createMessage without params")),
+                },
+                InputRequest::ListRoots(_) => handlers.roots().await.map(InputResponse::ListRoots),
+                InputRequest::Other(o) => Err(ErrorObject::method_not_found(
+                    o.get("method").and_then(Value::as_str).unwrap_or("(no method)"),
+                )),
+            };
+            match answer {
+                Ok(a) => {
+                    responses.insert(key, a);
+                }
+                Err(e) => {
+                    return Err(ClientError::InputRequired(format!("input request {key:?}: {}", e.message)));
+                }
+            }
+        }
+        Ok(responses)
+    }
+
+    /// One request on the wire with the era's metadata and headers, the `-32022` version retry
+    /// and (legacy HTTP) re-initialization after the session expired.
+    async fn send(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+        on_tagged: &mut impl FnMut(mcp_types::Notification),
+    ) -> Result<RawJson, ClientError> {
+        let mut version_retried = false;
+        let mut session_retried = false;
+        loop {
+            let version = self.version();
+            let mut p = params.clone();
+            let headers = self.decorate(method, &mut p, version, options).await;
+            let send_options = SendOptions {
+                timeout: if options.untimed { None } else { options.timeout.or(self.config.request_timeout) },
+                reset_on_progress: options.reset_timeout_on_progress,
+                progress: options.progress.clone(),
+                version: Some(version),
+                headers,
+            };
+            match self.engine.request(method, p, &send_options, &mut *on_tagged).await {
+                Err(ClientError::Protocol(e))
+                    if e.code == code::UNSUPPORTED_PROTOCOL_VERSION
+                        && version.is_modern()
+                        && !version_retried =>
+                {
+                    version_retried = true;
+                    let next = pick_version(&e, true).ok_or_else(|| no_common(&e))?;
+                    tracing::info!(target: "mcp_client", "server asked for another version; retrying with {next}");
+                    self.set_version(next);
+                }
+                Err(ClientError::Transport { error: TransportError::Http { status: 404, .. }, .. })
+                    if !version.is_modern()
+                        && self.engine.transport.kind() == TransportKind::StreamableHttp
+                        && !session_retried =>
+                {
+                    session_retried = true;
+                    tracing::info!(target: "mcp_client", "session expired (404); initializing again");
+                    self.engine.transport.reset_session();
+                    self.rehandshake().await?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Adds `_meta` (modern: version, capabilities, client info, log level; always: the
+    /// caller's entries) and computes the routing headers.
+    async fn decorate(
+        self: &Arc<Self>,
+        method: &str,
+        params: &mut Map<String, Value>,
+        version: ProtocolVersion,
+        options: &RequestOptions,
+    ) -> RequestHeaders {
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        for (k, v) in &options.meta {
+            meta.insert(k.clone(), v.clone());
+        }
+        let mut headers = RequestHeaders::default();
+        if version.is_modern() {
+            use mcp_types::meta::key;
+            meta.insert(key::PROTOCOL_VERSION.into(), Value::String(version.as_str().into()));
+            meta.insert(
+                key::CLIENT_CAPABILITIES.into(),
+                serde_json::to_value(self.capabilities(version))
+                    .unwrap_or_else(|_| Value::Object(Map::new())),
+            );
+            meta.insert(
+                key::CLIENT_INFO.into(),
+                serde_json::to_value(&self.config.info).unwrap_or(Value::Null),
+            );
+            if let Some(level) = options.log_level.or(self.config.log_level) {
+                meta.insert(key::LOG_LEVEL.into(), serde_json::to_value(level).unwrap_or(Value::Null));
+            }
+            if self.engine.transport.kind() == TransportKind::StreamableHttp {
+                let name_key = match method {
+                    "tools/call" | "prompts/get" => Some("name"),
+                    "resources/read" => Some("uri"),
+                    _ => None,
+                };
+                if let Some(k) = name_key
+                    && let Some(Value::String(name)) = params.get(k)
+                {
+                    headers.name = Some(crate::headers::encode_value(name));
+                }
+                if method == "tools/call"
+                    && let Some(Value::String(name)) = params.get("name")
+                {
+                    let name = name.clone();
+                    let arguments = params.get("arguments").and_then(Value::as_object);
+                    if let Some(entry) = self.tools.get(&name) {
+                        headers.params = crate::headers::header_values(&entry.headers, arguments);
+                    }
+                }
+            }
+        }
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        headers
+    }
+}
+
+fn is_input_required(raw: &RawJson) -> bool {
+    // Cheap pre-check before a full decode: the marker must appear in the text.
+    if !raw.get().contains("input_required") {
+        return false;
+    }
+    #[derive(serde::Deserialize)]
+    struct Kind {
+        #[serde(rename = "resultType")]
+        result_type: Option<String>,
+    }
+    serde_json::from_str::<Kind>(raw.get()).ok().and_then(|k| k.result_type).as_deref()
+        == Some("input_required")
+}
+
+pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: &RawJson) -> Result<R, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|e| invalid(method, e))
+}
+
+pub(crate) fn invalid(method: &str, e: impl std::fmt::Display) -> ClientError {
+    ClientError::InvalidAnswer { method: method.to_string(), message: e.to_string() }
+}
+
+/// A version from `data.supported` of a `-32022` error: the newest this client speaks (modern
+/// ones only when `modern_only`).
+pub(crate) fn pick_version(error: &ErrorObject, modern_only: bool) -> Option<ProtocolVersion> {
+    let data: mcp_types::UnsupportedProtocolVersionData = error.data_as()?;
+    SUPPORTED_VERSIONS
+        .into_iter()
+        .filter(|v| !modern_only || v.is_modern())
+        .find(|v| data.supported.iter().any(|s| s == v.as_str()))
+}
+
+pub(crate) fn no_common(error: &ErrorObject) -> ClientError {
+    let supported =
+        error.data_as::<mcp_types::UnsupportedProtocolVersionData>().map(|d| d.supported).unwrap_or_default();
+    ClientError::NoCommonVersion { supported }
+}

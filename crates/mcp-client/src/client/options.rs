@@ -1,0 +1,132 @@
+//! Per-client settings and per-call options.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_types::{LoggingLevel, ProgressNotificationParams, ProtocolVersion};
+use serde_json::{Map, Value};
+
+use crate::engine::ProgressFn;
+use crate::transport::TransportKind;
+
+/// Options of one call.
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) reset_timeout_on_progress: bool,
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) bypass_cache: bool,
+    pub(crate) retries: Option<u32>,
+    pub(crate) untimed: bool,
+}
+
+impl std::fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("progress", &self.progress.is_some())
+            .field("log_level", &self.log_level)
+            .field("bypass_cache", &self.bypass_cache)
+            .field("retries", &self.retries)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// Default options: the client's timeout, no progress.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fails the call (and cancels the request) when no answer came within `timeout`.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Waits as long as it takes (no timeout, not even the client's default).
+    pub fn no_timeout(mut self) -> Self {
+        self.untimed = true;
+        self.timeout = None;
+        self
+    }
+
+    /// Restarts the timeout whenever a progress notification arrives.
+    pub fn reset_timeout_on_progress(mut self, yes: bool) -> Self {
+        self.reset_timeout_on_progress = yes;
+        self
+    }
+
+    /// Asks for progress notifications (sends a `progressToken`) and calls `f` for each.
+    pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// The minimum log level the server should send for this request (modern servers).
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// An extra `_meta` entry (vendor metadata, trace context).
+    pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// Ignores cached results for this call (the fresh result still refreshes the cache).
+    pub fn bypass_cache(mut self) -> Self {
+        self.bypass_cache = true;
+        self
+    }
+
+    /// How often a failed `tools/call` may be re-sent (each time with a new id): always when the
+    /// request certainly was not executed, and after an unknown outcome only for tools the
+    /// server marked read-only or idempotent. Default 1; 0 turns retries off.
+    pub fn retries(mut self, n: u32) -> Self {
+        self.retries = Some(n);
+        self
+    }
+}
+
+/// What was learnt about a server's era, shared between clients to skip the probe next time
+/// ("cache the result for the lifetime of the server process (stdio) or origin (HTTP)").
+#[derive(Debug, Clone, Default)]
+pub struct EraCache {
+    entries: Arc<Mutex<HashMap<String, Detected>>>,
+}
+
+/// One remembered detection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detected {
+    /// The version that worked.
+    pub version: ProtocolVersion,
+    /// The transport that worked (Streamable HTTP or HTTP+SSE for URLs).
+    pub transport: TransportKind,
+}
+
+impl EraCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// What is known about `key` (a URL or a command line).
+    pub fn get(&self, key: &str) -> Option<Detected> {
+        crate::engine::lock(&self.entries).get(key).copied()
+    }
+
+    pub(crate) fn put(&self, key: &str, detected: Detected) {
+        crate::engine::lock(&self.entries).insert(key.to_string(), detected);
+    }
+
+    /// Forgets `key` (after the server changed).
+    pub fn forget(&self, key: &str) {
+        crate::engine::lock(&self.entries).remove(key);
+    }
+}

@@ -1,0 +1,423 @@
+//! The request engine: ids, the table of calls waiting for answers, routing of everything the
+//! server sends, answers to server→client requests, and cancellation when a call is dropped.
+//! It knows nothing about eras beyond what it is told per request.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcp_types::{
+    CancelledNotificationParams, DecodeOptions, ErrorObject, Message, Notification,
+    ProgressNotificationParams, ProtocolVersion, RawJson, Request, RequestId, Response, ResponseId,
+    ServerNotification, ServerRequest,
+};
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::AbortHandle;
+
+use crate::error::ClientError;
+use crate::handler::Handlers;
+use crate::transport::{
+    Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
+    TransportKind,
+};
+
+/// A progress callback: `(progress, total, message)`.
+pub type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+
+/// What one call waits for.
+#[derive(Debug)]
+pub(crate) enum CallEvent {
+    Answer(Result<RawJson, ErrorObject>),
+    Progress(ProgressNotificationParams),
+    /// A notification tagged with this request's id as subscription id.
+    Tagged(Notification),
+    Failed(ClientError),
+}
+
+/// Per-request options the engine applies.
+#[derive(Clone, Default)]
+pub(crate) struct SendOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) reset_on_progress: bool,
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) version: Option<ProtocolVersion>,
+    pub(crate) headers: RequestHeaders,
+}
+
+pub(crate) struct Engine {
+    pub(crate) transport: Arc<dyn Transport>,
+    pending: Mutex<HashMap<RequestId, mpsc::UnboundedSender<CallEvent>>>,
+    next_id: AtomicI64,
+    handlers: Handlers,
+    notifications: broadcast::Sender<ServerNotification>,
+    closed: Mutex<Option<TransportError>>,
+    /// Bumped when the server process was replaced; the client re-handshakes lazily.
+    generation: AtomicU64,
+    server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// The version to stamp on answers to server→client requests.
+    version: Mutex<Option<ProtocolVersion>>,
+    cancel_by_notification: AtomicBool,
+}
+
+impl Engine {
+    pub(crate) fn start(
+        transport: Arc<dyn Transport>,
+        inbound: InboundReceiver,
+        handlers: Handlers,
+    ) -> Arc<Engine> {
+        let (notifications, _) = broadcast::channel(1024);
+        let engine = Arc::new(Engine {
+            transport,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            handlers,
+            notifications,
+            closed: Mutex::new(None),
+            generation: AtomicU64::new(0),
+            server_tasks: Mutex::new(HashMap::new()),
+            version: Mutex::new(None),
+            cancel_by_notification: AtomicBool::new(true),
+        });
+        tokio::spawn(read_loop(Arc::downgrade(&engine), inbound));
+        engine
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerNotification> {
+        self.notifications.subscribe()
+    }
+
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn closed_error(&self) -> Option<TransportError> {
+        lock(&self.closed).clone()
+    }
+
+    /// The negotiated version: stamps answers to server requests and decides how a dropped
+    /// call is cancelled (modern HTTP closes the stream; everything else also sends
+    /// `notifications/cancelled`).
+    pub(crate) fn set_version(&self, version: ProtocolVersion) {
+        *lock(&self.version) = Some(version);
+        let by_stream = self.transport.kind() == TransportKind::StreamableHttp && version.is_modern();
+        self.cancel_by_notification.store(!by_stream, Ordering::Release);
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        version: Option<ProtocolVersion>,
+    ) -> Result<(), ClientError> {
+        let mut message = Map::new();
+        message.insert("jsonrpc".into(), "2.0".into());
+        message.insert("method".into(), method.into());
+        if let Some(p) = params {
+            message.insert("params".into(), p.clone());
+        }
+        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        let outgoing = Outgoing {
+            body,
+            kind: OutgoingKind::Notification { method: method.to_string() },
+            protocol_version: version,
+        };
+        self.transport.send(outgoing).await.map_err(ClientError::transport)
+    }
+
+    /// Sends one request and waits for its answer (progress and tagged notifications go to
+    /// `on_event`). Dropping the future cancels the request.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Map<String, Value>,
+        options: &SendOptions,
+        mut on_tagged: impl FnMut(Notification),
+    ) -> Result<RawJson, ClientError> {
+        if let Some(error) = self.closed_error() {
+            // The transport is gone: this request never leaves the client.
+            return Err(ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted });
+        }
+        let id = self.next_id();
+        if options.progress.is_some() {
+            let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(meta) = meta {
+                meta.insert("progressToken".into(), serde_json::to_value(&id).unwrap_or(Value::Null));
+            }
+        }
+        let message = serde_json::json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params});
+        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        lock(&self.pending).insert(id.clone(), tx);
+        let mut guard = CallGuard {
+            engine: self.clone(),
+            id: id.clone(),
+            armed: true,
+            notify: method != "initialize"
+                && method != "server/discover"
+                && self.cancel_by_notification.load(Ordering::Acquire),
+            version: options.version,
+        };
+        tracing::debug!(target: "mcp_client::wire", id = ?id, method, "→ request");
+        let outgoing = Outgoing {
+            body,
+            kind: OutgoingKind::Request {
+                id: id.clone(),
+                method: method.to_string(),
+                headers: options.headers.clone(),
+            },
+            protocol_version: options.version,
+        };
+        if let Err(error) = self.transport.send(outgoing).await {
+            guard.disarm();
+            return Err(answer_from_http_error(error));
+        }
+        let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+        loop {
+            let event = match deadline {
+                Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
+                    Ok(event) => event,
+                    Err(_) => return Err(ClientError::Timeout(options.timeout.unwrap_or_default())),
+                },
+                None => rx.recv().await,
+            };
+            match event {
+                Some(CallEvent::Answer(answer)) => {
+                    guard.disarm();
+                    return answer.map_err(ClientError::Protocol);
+                }
+                Some(CallEvent::Progress(p)) => {
+                    if let Some(f) = &options.progress {
+                        f(&p);
+                    }
+                    if options.reset_on_progress {
+                        deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+                    }
+                }
+                Some(CallEvent::Tagged(n)) => on_tagged(n),
+                Some(CallEvent::Failed(e)) => {
+                    guard.disarm();
+                    return Err(e);
+                }
+                None => {
+                    guard.disarm();
+                    return Err(ClientError::Closed);
+                }
+            }
+        }
+    }
+
+    fn deliver(&self, id: &RequestId, event: CallEvent) -> bool {
+        match lock(&self.pending).get(id) {
+            Some(tx) => tx.send(event).is_ok(),
+            None => false,
+        }
+    }
+
+    fn fail_all(&self, error: &TransportError) {
+        let drained: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, tx) in drained {
+            let _ = tx.send(CallEvent::Failed(ClientError::lost(error.clone())));
+        }
+    }
+
+    async fn on_message(self: &Arc<Self>, bytes: Bytes) {
+        let message = match mcp_types::decode_message(&bytes, DecodeOptions::default()) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(target: "mcp_client", "ignoring an undecodable message from the server: {}", e.detail);
+                return;
+            }
+        };
+        match message {
+            Message::Response(response) => {
+                tracing::debug!(target: "mcp_client::wire", id = ?response.id, "← response");
+                match response.id {
+                    ResponseId::Id(id) => {
+                        if !self.deliver(&id, CallEvent::Answer(response.result)) {
+                            tracing::debug!(target: "mcp_client", id = ?id, "answer to a request nobody waits for");
+                        }
+                    }
+                    _ => match response.result {
+                        Err(error) => {
+                            tracing::warn!(target: "mcp_client", code = error.code, "server error without id: {}", error.message)
+                        }
+                        Ok(_) => tracing::warn!(target: "mcp_client", "result without id ignored"),
+                    },
+                }
+            }
+            Message::Notification(n) => self.on_notification(n),
+            Message::Request(request) => self.on_request(request),
+        }
+    }
+
+    fn on_notification(&self, n: Notification) {
+        tracing::debug!(target: "mcp_client::wire", method = %n.method, "← notification");
+        if n.method == "notifications/progress" {
+            if let Ok(p) = n.params_as::<ProgressNotificationParams>() {
+                let token = p.progress_token.clone();
+                self.deliver(&token, CallEvent::Progress(p));
+            }
+            return;
+        }
+        if n.method == "notifications/cancelled" {
+            if let Ok(p) = n.params_as::<CancelledNotificationParams>()
+                && let Some(id) = p.request_id
+                && let Some(task) = lock(&self.server_tasks).remove(&id)
+            {
+                task.abort();
+            }
+            return;
+        }
+        if let Some(sub) = subscription_id(&n)
+            && lock(&self.pending).contains_key(&sub)
+        {
+            self.deliver(&sub, CallEvent::Tagged(n));
+            return;
+        }
+        match ServerNotification::from_notification(&n) {
+            Ok(typed) => {
+                let _ = self.notifications.send(typed);
+            }
+            Err(e) => tracing::warn!(target: "mcp_client", "malformed {}: {}", n.method, e.message),
+        }
+    }
+
+    fn on_request(self: &Arc<Self>, request: Request) {
+        tracing::debug!(target: "mcp_client::wire", id = ?request.id, method = %request.method, "← server request");
+        let engine = self.clone();
+        let id = request.id.clone();
+        let task = tokio::spawn(async move {
+            let answer = engine.answer(&request).await;
+            let response = match answer {
+                Ok(value) => Response::ok(request.id.clone(), &value).unwrap_or_else(|e| {
+                    Response::error(request.id.clone(), ErrorObject::internal(e.to_string()))
+                }),
+                Err(error) => Response::error(request.id.clone(), error),
+            };
+            lock(&engine.server_tasks).remove(&request.id);
+            let version = *lock(&engine.version);
+            let outgoing = Outgoing {
+                body: Bytes::from(Message::Response(response).to_vec()),
+                kind: OutgoingKind::Response,
+                protocol_version: version,
+            };
+            if let Err(e) = engine.transport.send(outgoing).await {
+                tracing::warn!(target: "mcp_client", "could not answer the server's {}: {e}", request.method);
+            }
+        });
+        lock(&self.server_tasks).insert(id, task.abort_handle());
+    }
+
+    async fn answer(&self, request: &Request) -> Result<Value, ErrorObject> {
+        match ServerRequest::from_request(request)? {
+            ServerRequest::Ping(_) => Ok(Value::Object(Map::new())),
+            ServerRequest::Elicit(params) => to_value(self.handlers.elicit(params).await),
+            ServerRequest::CreateMessage(params) => to_value(self.handlers.sample(params).await),
+            ServerRequest::ListRoots(_) => to_value(self.handlers.roots().await),
+            _ => Err(ErrorObject::method_not_found(&request.method)),
+        }
+    }
+}
+
+/// A `4xx` whose body is a JSON-RPC error response is the server's answer (modern servers send
+/// `-32022`, `-32021`, `-32020` and `-32602` this way); anything else stays a transport error.
+pub(crate) fn answer_from_http_error(error: TransportError) -> ClientError {
+    if let TransportError::Http { body, .. } = &error
+        && let Ok(Message::Response(Response { result: Err(e), .. })) =
+            mcp_types::decode_message(body, DecodeOptions::default())
+    {
+        return ClientError::Protocol(e);
+    }
+    ClientError::transport(error)
+}
+
+fn subscription_id(n: &Notification) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct P {
+        #[serde(rename = "_meta")]
+        meta: Option<M>,
+    }
+    #[derive(serde::Deserialize)]
+    struct M {
+        #[serde(rename = "io.modelcontextprotocol/subscriptionId")]
+        id: Option<RequestId>,
+    }
+    let params = n.params.as_ref()?;
+    serde_json::from_str::<P>(params.get()).ok()?.meta?.id
+}
+
+async fn read_loop(engine: Weak<Engine>, mut inbound: InboundReceiver) {
+    while let Some(event) = inbound.recv().await {
+        let Some(engine) = engine.upgrade() else { return };
+        match event {
+            Inbound::Message(bytes) => engine.on_message(bytes).await,
+            Inbound::Unanswered { id, error } => {
+                engine.deliver(&id, CallEvent::Failed(ClientError::lost(error)));
+            }
+            Inbound::Restarted { error } => {
+                tracing::warn!(target: "mcp_client", "server restarted: {error}");
+                engine.generation.fetch_add(1, Ordering::AcqRel);
+                engine.fail_all(&error);
+            }
+            Inbound::Closed(error) => {
+                *lock(&engine.closed) = Some(error.clone());
+                engine.fail_all(&error);
+                let tasks: Vec<_> = lock(&engine.server_tasks).drain().collect();
+                for (_, t) in tasks {
+                    t.abort();
+                }
+                return;
+            }
+        }
+    }
+}
+
+struct CallGuard {
+    engine: Arc<Engine>,
+    id: RequestId,
+    armed: bool,
+    notify: bool,
+    version: Option<ProtocolVersion>,
+}
+
+impl CallGuard {
+    fn disarm(&mut self) {
+        self.armed = false;
+        lock(&self.engine.pending).remove(&self.id);
+    }
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        lock(&self.engine.pending).remove(&self.id);
+        self.engine.transport.abandon(&self.id);
+        if self.notify && self.engine.closed_error().is_none() {
+            let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+            let engine = self.engine.clone();
+            let params = serde_json::json!({"requestId": &self.id, "reason": "cancelled by the client"});
+            let version = self.version;
+            handle.spawn(async move {
+                let _ = engine.notify("notifications/cancelled", Some(&params), version).await;
+            });
+        }
+    }
+}
+
+fn to_value<T: serde::Serialize>(result: Result<T, ErrorObject>) -> Result<Value, ErrorObject> {
+    result.and_then(|v| serde_json::to_value(v).map_err(|e| ErrorObject::internal(e.to_string())))
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,113 @@
+//! Client errors. Every failure says what is known about the request's fate ([`Outcome`]),
+//! so a caller can decide whether retrying is safe.
+
+use std::time::Duration;
+
+use mcp_types::ErrorObject;
+
+use crate::transport::TransportError;
+
+/// What is known about a request that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The server certainly did not execute it (it never left, or the server refused it before
+    /// running it: an HTTP `4xx` without a JSON-RPC answer, a protocol error that precedes
+    /// execution). Safe to retry.
+    NotExecuted,
+    /// The server answered with a JSON-RPC error: it processed the request and said no.
+    Answered,
+    /// Nobody knows: the connection or process died, or the call timed out or was cancelled
+    /// after the request went out. Retry only what is read-only or idempotent.
+    Unknown,
+}
+
+/// Why a client call failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClientError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error {}: {}", .0.code, .0.message)]
+    Protocol(ErrorObject),
+    /// The transport failed.
+    #[error("transport: {error}")]
+    Transport {
+        /// The transport's error.
+        error: TransportError,
+        /// What is known about the request.
+        outcome: Outcome,
+    },
+    /// No answer within the timeout; the request was cancelled.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The answer could not be understood (not the shape the method's result has).
+    #[error("invalid answer to {method}: {message}")]
+    InvalidAnswer {
+        /// The request's method.
+        method: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The server needs input the client cannot give (no handler for it), or asked for input
+    /// more times than allowed.
+    #[error("cannot complete the request: {0}")]
+    InputRequired(String),
+    /// The server speaks no protocol version this client supports.
+    #[error("no common protocol version (server supports {supported:?})")]
+    NoCommonVersion {
+        /// What the server offered.
+        supported: Vec<String>,
+    },
+    /// The operation does not exist in the negotiated revision or the server did not declare
+    /// the capability.
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// A `structuredContent` that does not match the tool's `outputSchema`.
+    #[error("structuredContent of {tool} does not match its outputSchema: {message}")]
+    InvalidStructuredContent {
+        /// The tool.
+        tool: String,
+        /// The violation.
+        message: String,
+    },
+    /// The client was closed.
+    #[error("client closed")]
+    Closed,
+}
+
+impl ClientError {
+    /// What is known about the request's fate.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            ClientError::Protocol(_) => Outcome::Answered,
+            ClientError::Transport { outcome, .. } => *outcome,
+            ClientError::Timeout(_) => Outcome::Unknown,
+            ClientError::InvalidAnswer { .. } => Outcome::Unknown,
+            ClientError::InputRequired(_) => Outcome::NotExecuted,
+            ClientError::NoCommonVersion { .. } => Outcome::NotExecuted,
+            ClientError::Unsupported(_) => Outcome::NotExecuted,
+            ClientError::InvalidStructuredContent { .. } => Outcome::Answered,
+            ClientError::Closed => Outcome::NotExecuted,
+        }
+    }
+
+    /// The JSON-RPC error, when the server answered with one.
+    pub fn error_object(&self) -> Option<&ErrorObject> {
+        match self {
+            ClientError::Protocol(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn transport(error: TransportError) -> Self {
+        let outcome = match &error {
+            TransportError::NotSent(_) | TransportError::Closed => Outcome::NotExecuted,
+            TransportError::Http { status, .. } if (400..500).contains(status) => Outcome::NotExecuted,
+            _ => Outcome::Unknown,
+        };
+        ClientError::Transport { error, outcome }
+    }
+
+    pub(crate) fn lost(error: TransportError) -> Self {
+        let outcome = if error.definitely_not_sent() { Outcome::NotExecuted } else { Outcome::Unknown };
+        ClientError::Transport { error, outcome }
+    }
+}

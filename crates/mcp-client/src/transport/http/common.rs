@@ -1,0 +1,233 @@
+//! What both HTTP transports share: the client and its headers, error mapping, bounded body
+//! reads, and the inbound channel that ends with exactly one `Closed`.
+
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Response, Url};
+
+use super::config::HttpConfig;
+use super::sse::{SseError, SseEvent, SseParser};
+use crate::transport::{Inbound, InboundSender, TransportError};
+
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+pub(crate) const JSON_OR_EVENT_STREAM: HeaderValue =
+    HeaderValue::from_static("application/json, text/event-stream");
+
+/// How long the body of a non-2xx answer may take to arrive; what came by then is kept.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many same-origin `307`/`308` redirects a request built here follows.
+const MAX_REDIRECTS: usize = 5;
+
+/// The client, the URL and the extra headers.
+pub(crate) struct HttpCore {
+    pub(crate) client: reqwest::Client,
+    pub(crate) url: Url,
+    pub(crate) config: HttpConfig,
+    headers: RwLock<HeaderMap>,
+}
+
+impl HttpCore {
+    pub(crate) fn new(mut config: HttpConfig) -> Result<Self, TransportError> {
+        let url = Url::parse(&config.url)
+            .map_err(|e| TransportError::NotSent(format!("invalid URL {:?}: {e}", config.url)))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(TransportError::NotSent(format!("not an http(s) URL: {:?}", config.url)));
+        }
+        let client = match config.client.take() {
+            Some(client) => client,
+            None => build_client(config.connect_timeout)?,
+        };
+        let mut headers = std::mem::take(&mut config.headers);
+        for value in headers.values_mut() {
+            value.set_sensitive(true);
+        }
+        Ok(HttpCore { client, url, config, headers: RwLock::new(headers) })
+    }
+
+    /// The extra headers, to which a request adds its own.
+    pub(crate) fn headers(&self) -> HeaderMap {
+        self.headers.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn set_header(&self, name: HeaderName, mut value: HeaderValue) {
+        value.set_sensitive(true);
+        self.headers.write().unwrap_or_else(|e| e.into_inner()).insert(name, value);
+    }
+
+    pub(crate) fn remove_header(&self, name: &HeaderName) {
+        self.headers.write().unwrap_or_else(|e| e.into_inner()).remove(name);
+    }
+
+    /// The delay before reconnection number `failures + 1` of a stream whose server asked
+    /// for `retry`: the server's delay (or the default) doubled per fruitless attempt, capped.
+    pub(crate) fn reconnect_delay(&self, retry: Option<Duration>, failures: u32) -> Duration {
+        let base = retry.unwrap_or(self.config.default_retry);
+        base.saturating_mul(1u32 << failures.min(16)).min(self.config.max_retry_delay)
+    }
+}
+
+fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportError> {
+    // Only 307/308 keep the method and the body, and only the same origin may see the
+    // credentials in the extra headers; anything else comes back as the 3xx itself.
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin =
+            attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
+        if same_origin && keeps_method && attempt.previous().len() <= MAX_REDIRECTS {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .redirect(policy)
+        .user_agent(concat!("mcpkit-client/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| TransportError::NotSent(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Maps a failed `send` of reqwest: a connection that was never made means the request was
+/// never sent; anything later may have reached the server.
+pub(crate) fn send_error(e: reqwest::Error) -> TransportError {
+    let not_sent = e.is_connect() || e.is_builder();
+    let text = error_text(e);
+    if not_sent { TransportError::NotSent(text) } else { TransportError::Lost(text) }
+}
+
+/// The error with its causes, without the URL (its query may carry credentials).
+pub(crate) fn error_text(e: reqwest::Error) -> String {
+    let e = e.without_url();
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The media type of an answer, lower-cased, without parameters.
+pub(crate) fn media_type(response: &Response) -> Option<String> {
+    let value = response.headers().get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(value.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+}
+
+pub(crate) fn content_type(response: &Response) -> Option<String> {
+    response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+/// A non-2xx answer as [`TransportError::Http`], with at most `limit` bytes of its body.
+pub(crate) async fn http_error(mut response: Response, limit: usize) -> TransportError {
+    let status = response.status().as_u16();
+    let content_type = content_type(&response);
+    let www_authenticate =
+        response.headers().get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let mut body = BytesMut::new();
+    let _ = tokio::time::timeout(ERROR_BODY_TIMEOUT, async {
+        while body.len() < limit {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let room = limit - body.len();
+                    body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                }
+                _ => break,
+            }
+        }
+    })
+    .await;
+    TransportError::Http { status, content_type, www_authenticate, body: body.freeze() }
+}
+
+/// Why a bounded read failed.
+pub(crate) enum ReadError {
+    TooLarge,
+    Broken(String),
+}
+
+/// Reads a whole body, refusing one larger than `limit` without buffering more than that.
+pub(crate) async fn read_bounded(response: &mut Response, limit: usize) -> Result<Bytes, ReadError> {
+    if response.content_length().is_some_and(|len| len > limit as u64) {
+        return Err(ReadError::TooLarge);
+    }
+    let mut body = BytesMut::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > limit {
+                    return Err(ReadError::TooLarge);
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body.freeze()),
+            Err(e) => return Err(ReadError::Broken(error_text(e))),
+        }
+    }
+}
+
+/// How an SSE body ended.
+pub(crate) enum StreamEnd {
+    /// The server ended it (cleanly or not: either way it can be resumed).
+    Ended,
+    /// An event over the size limit.
+    TooLarge(SseError),
+}
+
+/// Reads an SSE body to its end, handing every event to `on_event`.
+pub(crate) async fn read_events(
+    response: &mut Response,
+    parser: &mut SseParser,
+    mut on_event: impl FnMut(SseEvent),
+) -> StreamEnd {
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => match parser.feed(&chunk) {
+                Ok(events) => events.into_iter().for_each(&mut on_event),
+                Err(e) => return StreamEnd::TooLarge(e),
+            },
+            Ok(None) => return StreamEnd::Ended,
+            Err(e) => {
+                tracing::debug!(error = %error_text(e), "SSE stream broke");
+                return StreamEnd::Ended;
+            }
+        }
+    }
+}
+
+/// The inbound channel, closed exactly once: after the final message nothing is pushed.
+pub(crate) struct Inbox(Mutex<Option<InboundSender>>);
+
+impl Inbox {
+    pub(crate) fn new(sender: InboundSender) -> Self {
+        Inbox(Mutex::new(Some(sender)))
+    }
+
+    /// Pushes unless closed.
+    pub(crate) fn push(&self, item: Inbound) {
+        if let Some(sender) = &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            let _ = sender.send(item);
+        }
+    }
+
+    /// Pushes `Closed(error)` and closes; false when already closed.
+    pub(crate) fn close(&self, error: TransportError) -> bool {
+        match self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(sender) => {
+                let _ = sender.send(Inbound::Closed(error));
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! Streamable HTTP: every message is a POST to the MCP endpoint, answered with JSON or with an
+//! SSE stream.
+//!
+//! * **Modern (2026-07-28):** no sessions; every POST carries `MCP-Protocol-Version`,
+//!   `Mcp-Method` and, for requests, `Mcp-Name` and the `Mcp-Param-*` headers; a response
+//!   stream that breaks before its answer is not resumable, so the request is reported
+//!   unanswered at once; closing a stream is how a request is cancelled.
+//! * **Legacy (2025-03-26 … 2025-11-25):** the `Mcp-Session-Id` minted by the `initialize`
+//!   answer is echoed on every later request; a response stream that ends early is resumed with
+//!   `GET` + `Last-Event-ID` after the server's `retry` delay; the standalone `GET` stream
+//!   carries the server's own messages; `DELETE` ends the session.
+//!
+//! Each request runs in its own task, which owns the HTTP exchange from the POST to the end of
+//! its answer; `send` returns once the status and headers are in, and `abandon` aborts the task,
+//! which closes the connection.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use mcp_types::{ProtocolVersion, RequestId};
+use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Response, StatusCode, Url};
+use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
+
+use super::common::{
+    EVENT_STREAM, HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, LAST_EVENT_ID, MCP_METHOD, MCP_NAME,
+    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ReadError, StreamEnd, http_error, media_type, read_bounded,
+    read_events, send_error,
+};
+use super::config::HttpConfig;
+use super::sse::{SseEvent, SseParser};
+use crate::transport::{
+    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
+    response_id,
+};
+
+/// A stream that stayed open this long was healthy, even if it delivered nothing (idle streams
+/// with keep-alive comments): its end does not count as a failed reconnection.
+const HEALTHY_STREAM: Duration = Duration::from_secs(10);
+
+/// The Streamable HTTP client transport (modern stateless requests and legacy sessions).
+pub struct StreamableHttpTransport {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for StreamableHttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttpTransport").field("url", &self.shared.core.url.as_str()).finish()
+    }
+}
+
+struct Shared {
+    core: HttpCore,
+    inbox: Inbox,
+    state: Mutex<State>,
+    closed: AtomicBool,
+    next_task: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// The legacy session, once the server named one.
+    session_id: Option<HeaderValue>,
+    /// The version of the legacy session (from `session_ready`).
+    session_version: Option<ProtocolVersion>,
+    /// The task of each request whose answer is still being read, with a task number so that
+    /// a finished task never removes its successor's entry.
+    requests: HashMap<RequestId, (u64, AbortHandle)>,
+    /// The standalone GET stream.
+    listen: Option<AbortHandle>,
+}
+
+impl StreamableHttpTransport {
+    /// A transport for the endpoint `config.url`, delivering what the server sends to
+    /// `inbound`. Nothing is sent yet. Fails (`NotSent`) on a URL that is not `http(s)` or a
+    /// client that cannot be built. Must be used inside a tokio runtime.
+    pub fn new(config: HttpConfig, inbound: InboundSender) -> Result<Arc<Self>, TransportError> {
+        let shared = Shared {
+            core: HttpCore::new(config)?,
+            inbox: Inbox::new(inbound),
+            state: Mutex::default(),
+            closed: AtomicBool::new(false),
+            next_task: AtomicU64::new(0),
+        };
+        Ok(Arc::new(StreamableHttpTransport { shared: Arc::new(shared) }))
+    }
+
+    /// The MCP endpoint.
+    pub fn url(&self) -> &Url {
+        &self.shared.core.url
+    }
+
+    /// The legacy session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared.lock().session_id.as_ref().and_then(|v| v.to_str().ok()).map(str::to_owned)
+    }
+
+    /// Adds or replaces a header sent on every later request (an `Authorization` refreshed by
+    /// the authorization layer, for example). The value is never logged.
+    pub fn set_header(&self, name: HeaderName, value: HeaderValue) {
+        self.shared.core.set_header(name, value);
+    }
+
+    /// Stops sending a header set with [`HttpConfig::headers`] or
+    /// [`StreamableHttpTransport::set_header`].
+    pub fn remove_header(&self, name: &HeaderName) {
+        self.shared.core.remove_header(name);
+    }
+}
+
+impl Drop for StreamableHttpTransport {
+    fn drop(&mut self) {
+        // Dropped without `close`: stop every task; there is no way to send a DELETE here.
+        self.shared.abort_all();
+    }
+}
+
+impl Transport for StreamableHttpTransport {
+    fn kind(&self) -> TransportKind {
+        TransportKind::StreamableHttp
+    }
+
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(TransportError::Closed);
+            }
+            match &message.kind {
+                OutgoingKind::Request { id, .. } => {
+                    let id = id.clone();
+                    self.shared.send_request(id, message).await
+                }
+                OutgoingKind::Notification { .. } | OutgoingKind::Response => {
+                    self.shared.send_one_way(message).await
+                }
+            }
+        })
+    }
+
+    fn abandon(&self, id: &RequestId) {
+        if let Some((_, task)) = self.shared.lock().requests.remove(id) {
+            task.abort();
+        }
+    }
+
+    fn session_ready(&self, version: ProtocolVersion) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.shared.closed.load(Ordering::Acquire) {
+                return;
+            }
+            let (opened, wait) = tokio::sync::oneshot::channel();
+            {
+                let mut state = self.shared.lock();
+                state.session_version = Some(version);
+                if let Some(previous) = state.listen.take() {
+                    previous.abort();
+                }
+                let shared = self.shared.clone();
+                state.listen = Some(tokio::spawn(shared.listen(version, opened)).abort_handle());
+            }
+            // Bounded: a GET that hangs before its headers must not hold the handshake.
+            let bound = self.shared.core.config.connect_timeout + Duration::from_secs(5);
+            let _ = tokio::time::timeout(bound, wait).await;
+        })
+    }
+
+    fn reset_session(&self) {
+        let mut state = self.shared.lock();
+        state.session_id = None;
+        state.session_version = None;
+        if let Some(listen) = state.listen.take() {
+            listen.abort();
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if self.shared.closed.swap(true, Ordering::AcqRel) {
+                return;
+            }
+            self.shared.abort_all();
+            self.shared.inbox.close(TransportError::Closed);
+            let (session, version) = {
+                let mut state = self.shared.lock();
+                (state.session_id.take(), state.session_version.take())
+            };
+            if let Some(session) = session {
+                let timeout = self.shared.core.config.close_timeout;
+                match tokio::time::timeout(timeout, self.shared.delete(session, version)).await {
+                    Ok(Ok(status)) => tracing::debug!(%status, "session DELETE answered"),
+                    Ok(Err(e)) => tracing::debug!(error = %e, "session DELETE failed"),
+                    Err(_) => tracing::debug!("session DELETE timed out"),
+                }
+            }
+        })
+    }
+}
+
+/// Aborts a request's task when `send` is dropped before the answer began.
+struct AbortOnDrop<'a> {
+    shared: &'a Shared,
+    id: RequestId,
+    task: u64,
+    armed: bool,
+}
+
+impl Drop for AbortOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Some((_, handle)) = self.shared.forget_request(&self.id, self.task) {
+                handle.abort();
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn abort_all(&self) {
+        let mut state = self.lock();
+        for (_, (_, task)) in state.requests.drain() {
+            task.abort();
+        }
+        if let Some(listen) = state.listen.take() {
+            listen.abort();
+        }
+    }
+
+    fn forget_request(&self, id: &RequestId, task: u64) -> Option<(u64, AbortHandle)> {
+        let mut state = self.lock();
+        match state.requests.get(id) {
+            Some((number, _)) if *number == task => state.requests.remove(id),
+            _ => None,
+        }
+    }
+
+    fn unanswered(&self, id: &RequestId, error: TransportError) {
+        tracing::debug!(?id, %error, "request unanswered");
+        self.inbox.push(Inbound::Unanswered { id: id.clone(), error });
+    }
+
+    /// Pushes a `message` event; true when it is the response to `id`.
+    fn deliver(&self, event: SseEvent, id: Option<&RequestId>) -> bool {
+        if event.event != "message" {
+            tracing::debug!(event = %event.event, "ignoring an SSE event of another type");
+            return false;
+        }
+        let answers = id.is_some_and(|id| response_id(&event.data).as_ref() == Some(id));
+        self.inbox.push(Inbound::Message(event.data));
+        answers
+    }
+
+    /// The session id and the version header, on any request of the session.
+    fn add_session_headers(&self, headers: &mut HeaderMap, version: Option<ProtocolVersion>) {
+        if let Some(version) = version {
+            headers.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        if let Some(session) = &self.lock().session_id {
+            headers.insert(MCP_SESSION_ID, session.clone());
+        }
+    }
+
+    fn post_headers(&self, message: &Outgoing) -> Result<HeaderMap, TransportError> {
+        let mut headers = self.core.headers();
+        headers.insert(header::CONTENT_TYPE, JSON);
+        headers.insert(header::ACCEPT, JSON_OR_EVENT_STREAM);
+        self.add_session_headers(&mut headers, message.protocol_version);
+        if message.protocol_version.is_some_and(ProtocolVersion::is_modern) {
+            let method = match &message.kind {
+                OutgoingKind::Request { method, .. } | OutgoingKind::Notification { method } => Some(method),
+                OutgoingKind::Response => None,
+            };
+            if let Some(method) = method {
+                headers.insert(MCP_METHOD, header_value("Mcp-Method", method)?);
+            }
+            if let OutgoingKind::Request { headers: routing, .. } = &message.kind {
+                if let Some(name) = &routing.name {
+                    headers.insert(MCP_NAME, header_value("Mcp-Name", name)?);
+                }
+                for (name, value) in &routing.params {
+                    let header =
+                        HeaderName::from_bytes(format!("mcp-param-{name}").as_bytes()).map_err(|_| {
+                            TransportError::NotSent(format!("invalid header name Mcp-Param-{name}"))
+                        })?;
+                    headers.insert(header, header_value("Mcp-Param-*", value)?);
+                }
+            }
+        }
+        Ok(headers)
+    }
+
+    /// Remembers the session id an answer carries.
+    fn capture_session(&self, response: &Response) {
+        let Some(value) = response.headers().get(MCP_SESSION_ID) else { return };
+        let bytes = value.as_bytes();
+        if bytes.is_empty() || !bytes.iter().all(|b| (0x21..=0x7E).contains(b)) {
+            tracing::warn!("ignoring an Mcp-Session-Id that is not visible ASCII");
+            return;
+        }
+        let mut value = value.clone();
+        value.set_sensitive(true);
+        self.lock().session_id = Some(value);
+    }
+
+    /// POSTs a message; a 2xx answer is returned with its session id captured.
+    async fn post(&self, message: &Outgoing) -> Result<Response, TransportError> {
+        let headers = self.post_headers(message)?;
+        let response = self
+            .core
+            .client
+            .post(self.core.url.clone())
+            .headers(headers)
+            .body(message.body.clone())
+            .send()
+            .await
+            .map_err(send_error)?;
+        if !response.status().is_success() {
+            return Err(http_error(response, self.core.config.max_error_body).await);
+        }
+        self.capture_session(&response);
+        Ok(response)
+    }
+
+    /// A notification or a response: `202` expected; anything in a 2xx body is delivered.
+    async fn send_one_way(&self, message: Outgoing) -> Result<(), TransportError> {
+        let mut response = self.post(&message).await?;
+        let limit = self.core.config.max_message_size;
+        match media_type(&response).as_deref() {
+            Some("application/json") => match read_bounded(&mut response, limit).await {
+                Ok(body) if !body.iter().all(u8::is_ascii_whitespace) => {
+                    self.inbox.push(Inbound::Message(body));
+                }
+                Ok(_) => {}
+                Err(ReadError::TooLarge) => tracing::debug!("oversized body after a notification dropped"),
+                Err(ReadError::Broken(e)) => tracing::debug!(error = %e, "body after a notification broke"),
+            },
+            Some("text/event-stream") => {
+                let mut parser = SseParser::new(limit);
+                read_events(&mut response, &mut parser, |event| {
+                    self.deliver(event, None);
+                })
+                .await;
+            }
+            // 202 without a body, as the specification says.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Starts the task of a request and waits for the status and headers of its answer.
+    async fn send_request(self: &Arc<Self>, id: RequestId, message: Outgoing) -> Result<(), TransportError> {
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let task = self.next_task.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut state = self.lock();
+            let shared = self.clone();
+            let task_id = id.clone();
+            let handle = tokio::spawn(async move {
+                shared.run_request(&task_id, message, reply_tx).await;
+                shared.forget_request(&task_id, task);
+            });
+            if let Some((_, previous)) = state.requests.insert(id.clone(), (task, handle.abort_handle())) {
+                // The same id while the previous one is still being read: the previous answer
+                // can no longer be told apart, so its stream is closed.
+                previous.abort();
+            }
+        }
+        let mut guard = AbortOnDrop { shared: self, id, task, armed: true };
+        let result = reply_rx.await;
+        guard.armed = false;
+        match result {
+            Ok(result) => result,
+            Err(_) if self.closed.load(Ordering::Acquire) => Err(TransportError::Closed),
+            Err(_) => Err(TransportError::Lost("the request was abandoned before its answer began".into())),
+        }
+    }
+
+    /// The whole exchange of one request: POST, then its JSON body or its SSE stream, resumed
+    /// when legacy.
+    async fn run_request(
+        &self,
+        id: &RequestId,
+        message: Outgoing,
+        reply: oneshot::Sender<Result<(), TransportError>>,
+    ) {
+        let mut response = match self.post(&message).await {
+            Ok(response) => response,
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
+        let limit = self.core.config.max_message_size;
+        let status = response.status();
+        if status == StatusCode::ACCEPTED || response.content_length() == Some(0) {
+            let _ = reply.send(Ok(()));
+            let error = format!("the server answered the request with HTTP {status} and no body");
+            self.unanswered(id, TransportError::Unexpected(error));
+            return;
+        }
+        match media_type(&response).as_deref() {
+            Some("application/json") => {
+                if response.content_length().is_some_and(|len| len > limit as u64) {
+                    let error = format!("the answer exceeds the limit of {limit} bytes");
+                    let _ = reply.send(Err(TransportError::Unexpected(error)));
+                    return;
+                }
+                let _ = reply.send(Ok(()));
+                match read_bounded(&mut response, limit).await {
+                    Ok(body) => {
+                        let answers = response_id(&body).as_ref() == Some(id);
+                        if !body.iter().all(u8::is_ascii_whitespace) {
+                            self.inbox.push(Inbound::Message(body));
+                        }
+                        if !answers {
+                            let error = "the JSON answer is not the response to the request";
+                            self.unanswered(id, TransportError::Unexpected(error.into()));
+                        }
+                    }
+                    Err(ReadError::TooLarge) => {
+                        let error = format!("the answer exceeds the limit of {limit} bytes");
+                        self.unanswered(id, TransportError::Unexpected(error));
+                    }
+                    Err(ReadError::Broken(e)) => self.unanswered(id, TransportError::Lost(e)),
+                }
+            }
+            Some("text/event-stream") => {
+                let _ = reply.send(Ok(()));
+                self.follow_request_stream(id, response, message.protocol_version).await;
+            }
+            other => {
+                let error = format!("a request was answered with content type {other:?}");
+                let _ = reply.send(Err(TransportError::Unexpected(error)));
+            }
+        }
+    }
+
+    /// Reads a request's SSE stream until its answer; a legacy stream that ends first is
+    /// resumed with `GET` + `Last-Event-ID`.
+    async fn follow_request_stream(
+        &self,
+        id: &RequestId,
+        mut response: Response,
+        version: Option<ProtocolVersion>,
+    ) {
+        let modern = version.is_some_and(ProtocolVersion::is_modern);
+        let version = version.or(self.lock().session_version);
+        let mut parser = SseParser::new(self.core.config.max_message_size);
+        let mut failures = 0;
+        loop {
+            let id_before = parser.last_event_id().map(str::to_owned);
+            let opened = Instant::now();
+            let mut delivered = false;
+            let mut answered = false;
+            let end = read_events(&mut response, &mut parser, |event| {
+                delivered = true;
+                answered |= self.deliver(event, Some(id));
+            })
+            .await;
+            if answered {
+                return;
+            }
+            if let StreamEnd::TooLarge(e) = end {
+                self.unanswered(id, TransportError::Unexpected(e.to_string()));
+                return;
+            }
+            if modern {
+                let error = "the response stream ended before the answer (modern streams are not resumable)";
+                self.unanswered(id, TransportError::Lost(error.into()));
+                return;
+            }
+            let Some(last) = parser.last_event_id().map(str::to_owned) else {
+                let error = "the response stream ended before the answer, without an event id to resume from";
+                self.unanswered(id, TransportError::Lost(error.into()));
+                return;
+            };
+            if delivered || id_before.as_deref() != Some(&last) || opened.elapsed() >= HEALTHY_STREAM {
+                failures = 0;
+            } else {
+                failures += 1;
+            }
+            response = match self.resume(&last, version, parser.retry(), &mut failures).await {
+                Ok(response) => response,
+                Err(e) => {
+                    self.unanswered(id, e);
+                    return;
+                }
+            };
+            parser.restart();
+        }
+    }
+
+    /// Reconnects a request's stream after the server's delay, with bounded attempts.
+    async fn resume(
+        &self,
+        last: &str,
+        version: Option<ProtocolVersion>,
+        retry: Option<Duration>,
+        failures: &mut u32,
+    ) -> Result<Response, TransportError> {
+        loop {
+            let attempts = self.core.config.max_reconnect_attempts;
+            if *failures >= attempts {
+                return Err(TransportError::Lost(format!(
+                    "the response stream ended before the answer and {attempts} reconnections brought nothing"
+                )));
+            }
+            tokio::time::sleep(self.core.reconnect_delay(retry, *failures)).await;
+            tracing::debug!(last_event_id = last, "resuming a response stream");
+            match self.get(Some(last), version).await {
+                Ok(response) => return Ok(response),
+                Err(TransportError::Http { status, .. }) if is_final(status) => {
+                    return Err(TransportError::Lost(format!(
+                        "the response stream ended before the answer and resuming it was refused (HTTP {status})"
+                    )));
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "reconnection failed");
+                    *failures += 1;
+                }
+            }
+        }
+    }
+
+    /// Opens a GET stream of the session (the standalone one, or a resumption).
+    async fn get(
+        &self,
+        last_event_id: Option<&str>,
+        version: Option<ProtocolVersion>,
+    ) -> Result<Response, TransportError> {
+        let mut headers = self.core.headers();
+        headers.insert(header::ACCEPT, EVENT_STREAM);
+        self.add_session_headers(&mut headers, version);
+        if let Some(last) = last_event_id {
+            let value = HeaderValue::from_bytes(last.as_bytes()).map_err(|_| {
+                TransportError::Unexpected("an event id that cannot be sent back as a header".into())
+            })?;
+            headers.insert(LAST_EVENT_ID, value);
+        }
+        let response =
+            self.core.client.get(self.core.url.clone()).headers(headers).send().await.map_err(send_error)?;
+        if !response.status().is_success() {
+            return Err(http_error(response, self.core.config.max_error_body).await);
+        }
+        if media_type(&response).as_deref() != Some("text/event-stream") {
+            return Err(TransportError::Unexpected("a GET was not answered with an SSE stream".into()));
+        }
+        Ok(response)
+    }
+
+    /// The standalone GET stream of a legacy session, reopened (with `Last-Event-ID` when the
+    /// server numbers its events) until the session ends or reconnecting stops working.
+    async fn listen(self: Arc<Self>, version: ProtocolVersion, opened: tokio::sync::oneshot::Sender<()>) {
+        let mut parser = SseParser::new(self.core.config.max_message_size);
+        let mut failures = 0;
+        let mut opened = Some(opened);
+        loop {
+            let last = parser.last_event_id().map(str::to_owned);
+            let attempt = self.get(last.as_deref(), Some(version)).await;
+            // The first attempt's outcome (open or refused) releases `session_ready`.
+            if let Some(opened) = opened.take() {
+                let _ = opened.send(());
+            }
+            match attempt {
+                Ok(mut response) => {
+                    parser.restart();
+                    let opened = Instant::now();
+                    let mut delivered = false;
+                    let end = read_events(&mut response, &mut parser, |event| {
+                        delivered = true;
+                        self.deliver(event, None);
+                    })
+                    .await;
+                    if let StreamEnd::TooLarge(e) = end {
+                        tracing::warn!(error = %e, "GET stream dropped");
+                        return;
+                    }
+                    if delivered
+                        || parser.last_event_id() != last.as_deref()
+                        || opened.elapsed() >= HEALTHY_STREAM
+                    {
+                        failures = 0;
+                    } else {
+                        failures += 1;
+                    }
+                }
+                Err(TransportError::Http { status: 405, .. }) => {
+                    tracing::debug!("the server offers no GET stream");
+                    return;
+                }
+                Err(TransportError::Http { status, .. }) if is_final(status) => {
+                    tracing::debug!(status, "the GET stream was refused");
+                    return;
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "opening the GET stream failed");
+                    failures += 1;
+                }
+            }
+            if failures >= self.core.config.max_reconnect_attempts {
+                tracing::warn!("the GET stream keeps failing; giving up on it");
+                return;
+            }
+            tokio::time::sleep(self.core.reconnect_delay(parser.retry(), failures)).await;
+        }
+    }
+
+    async fn delete(
+        &self,
+        session: HeaderValue,
+        version: Option<ProtocolVersion>,
+    ) -> Result<StatusCode, TransportError> {
+        let mut headers = self.core.headers();
+        headers.insert(MCP_SESSION_ID, session);
+        if let Some(version) = version {
+            headers.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
+        }
+        let response = self
+            .core
+            .client
+            .delete(self.core.url.clone())
+            .headers(headers)
+            .send()
+            .await
+            .map_err(send_error)?;
+        Ok(response.status())
+    }
+}
+
+/// A refusal that retrying will not change (4xx other than timeouts and rate limits).
+fn is_final(status: u16) -> bool {
+    (400..500).contains(&status) && status != 408 && status != 429
+}
+
+fn header_value(what: &str, value: &str) -> Result<HeaderValue, TransportError> {
+    HeaderValue::from_str(value).map_err(|_| TransportError::NotSent(format!("invalid {what} header value")))
+}

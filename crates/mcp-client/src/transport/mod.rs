@@ -1,0 +1,232 @@
+//! Transports: how bytes reach a server and come back. A transport moves JSON-RPC messages; it
+//! never invents a protocol reply, never retries a request on its own and never interprets a
+//! result. The client core ([`crate::Client`]) correlates ids, detects the era and runs MRTR on
+//! top of any [`Transport`].
+//!
+//! Contract, for every implementation:
+//!
+//! * [`Transport::send`] hands one serialized message to the peer. Every message the peer sends
+//!   back — responses, notifications, server→client requests, on whichever stream they arrive —
+//!   is pushed, as the raw bytes of one JSON-RPC message, to the [`InboundSender`] the transport
+//!   was built with, in the order it arrived on its stream.
+//! * When the transport is gone for good (the child exited, the HTTP+SSE stream ended and cannot
+//!   be resumed), it pushes one [`Inbound::Closed`] and nothing after it.
+//! * Errors of one message ([`TransportError`]) are returned from `send`; they never close the
+//!   transport unless the transport really is gone.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use mcp_types::{ProtocolVersion, RequestId};
+
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "stdio")]
+pub mod stdio;
+
+/// A boxed future, as the object-safe [`Transport`] returns them.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a transport delivers what the server sent.
+pub type InboundSender = tokio::sync::mpsc::UnboundedSender<Inbound>;
+/// The receiving end the client core reads.
+pub type InboundReceiver = tokio::sync::mpsc::UnboundedReceiver<Inbound>;
+
+/// Something the server sent, or the end of the transport.
+#[derive(Debug)]
+pub enum Inbound {
+    /// The bytes of one JSON-RPC message (one stdio line without its newline, one SSE event's
+    /// data, one JSON body). Not yet decoded: the core decodes each message exactly once.
+    Message(bytes::Bytes),
+    /// The response stream of request `id` ended without its answer and cannot be resumed
+    /// (modern HTTP stream cut, legacy stream whose resumption failed). The call fails with
+    /// this error; its outcome is unknown.
+    Unanswered {
+        /// The request whose answer will not come.
+        id: RequestId,
+        /// Why.
+        error: TransportError,
+    },
+    /// The server process was replaced (stdio restart after a crash): every pending request
+    /// failed with `error`, and the new process needs a new handshake (era probe, `initialize`).
+    Restarted {
+        /// What happened to the previous process.
+        error: TransportError,
+    },
+    /// The transport is gone; nothing more will arrive. Pending requests fail with this error.
+    Closed(TransportError),
+}
+
+/// One outgoing message, already serialized, with what an HTTP transport needs for headers.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The complete JSON-RPC message (no trailing newline).
+    pub body: bytes::Bytes,
+    /// What kind of message it is.
+    pub kind: OutgoingKind,
+    /// The protocol version this message is sent under, for the `MCP-Protocol-Version` header:
+    /// every modern message, and legacy messages after `initialize` (2025-06-18 and later).
+    /// `None` for the legacy `initialize` request itself. Modern messages (a version whose era is
+    /// modern) also get `Mcp-Method` and the [`RequestHeaders`].
+    pub protocol_version: Option<ProtocolVersion>,
+}
+
+/// The kind of an [`Outgoing`] message.
+#[derive(Debug, Clone)]
+pub enum OutgoingKind {
+    /// A request; its answer is delivered through the inbound channel.
+    Request {
+        /// Its id.
+        id: RequestId,
+        /// Its method (the `Mcp-Method` header on modern HTTP).
+        method: String,
+        /// Extra routing headers (modern HTTP only; other transports ignore them).
+        headers: RequestHeaders,
+    },
+    /// A notification.
+    Notification {
+        /// Its method.
+        method: String,
+    },
+    /// A response to a server→client request (legacy only).
+    Response,
+}
+
+/// The HTTP routing headers of one modern request (SEP-2243). Transports other than HTTP
+/// ignore them. The values are final: already encoded (base64 sentinel where needed).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestHeaders {
+    /// `Mcp-Name`: `params.name` of tools/call and prompts/get, `params.uri` of resources/read.
+    pub name: Option<String>,
+    /// `Mcp-Param-<Name>` headers: `(Name, value)`.
+    pub params: Vec<(String, String)>,
+}
+
+/// Why one message could not be delivered, or why the transport ended.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TransportError {
+    /// The message never left: connection refused, child not running, write failed before any
+    /// byte went out. The request was definitely not executed.
+    #[error("not sent: {0}")]
+    NotSent(String),
+    /// The connection broke after the message (or part of it) went out: the server may or may
+    /// not have executed it.
+    #[error("connection lost: {0}")]
+    Lost(String),
+    /// The HTTP server answered with a status other than 2xx. `body` holds at most 64 KiB of
+    /// the response body; the core inspects it (a JSON-RPC error inside a `400` identifies a
+    /// modern server; `404` on a legacy session means the session expired).
+    #[error("HTTP status {status}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// `Content-Type` of the answer, if any.
+        content_type: Option<String>,
+        /// `WWW-Authenticate`, if any (for the authorization layer).
+        www_authenticate: Option<String>,
+        /// The (bounded) body.
+        body: bytes::Bytes,
+    },
+    /// The server answered with something that is not MCP (wrong content type, an SSE stream
+    /// where none may be, an endpoint event pointing to another origin, ...).
+    #[error("unexpected answer: {0}")]
+    Unexpected(String),
+    /// The child process exited (stdio) with this status.
+    #[error("server process exited ({0})")]
+    Exited(String),
+    /// The transport was closed by the client.
+    #[error("transport closed")]
+    Closed,
+}
+
+impl TransportError {
+    /// True when the message certainly did not reach the server.
+    pub fn definitely_not_sent(&self) -> bool {
+        matches!(self, TransportError::NotSent(_) | TransportError::Closed)
+    }
+}
+
+/// Which wire family a transport is; the core adapts cancellation and headers to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// Newline-delimited JSON over a child's stdin/stdout.
+    Stdio,
+    /// Streamable HTTP (modern or legacy sessions).
+    StreamableHttp,
+    /// The deprecated HTTP+SSE transport of 2024-11-05.
+    HttpSse,
+}
+
+/// A transport. Object-safe; the client holds an `Arc<dyn Transport>`.
+pub trait Transport: Send + Sync + 'static {
+    /// Its kind.
+    fn kind(&self) -> TransportKind;
+
+    /// Sends one message.
+    ///
+    /// * stdio: resolves once the line is written and flushed.
+    /// * Streamable HTTP: a request's POST resolves once the response status and headers are in
+    ///   (2xx: the JSON body or every SSE event is then pushed to the inbound channel by a task
+    ///   of the transport; non-2xx: [`TransportError::Http`]); a notification's or response's
+    ///   POST resolves on its `202`.
+    /// * HTTP+SSE: resolves on the `202` of the POST to the endpoint; answers come on the stream.
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
+
+    /// The client no longer wants the answer to `id` (cancelled, timed out, dropped). HTTP
+    /// closes that request's response stream (the modern cancellation signal); stdio does
+    /// nothing (the core sends `notifications/cancelled`).
+    fn abandon(&self, id: &RequestId);
+
+    /// A legacy session is established (`initialize` answered, `notifications/initialized`
+    /// sent) under `version`. Streamable HTTP opens the standalone GET stream (a `405` means the
+    /// server offers none, which is fine) and keeps it open, resuming with `Last-Event-ID`.
+    /// Called again after a re-initialize. Other transports ignore it.
+    ///
+    /// Resolves once the GET stream is open (its response headers are in) or was refused, within
+    /// the transport's connect timeout: requests sent afterwards can rely on the stream existing,
+    /// so a server that answers on "any open GET stream" is never raced.
+    fn session_ready(&self, version: ProtocolVersion) -> BoxFuture<'_, ()>;
+
+    /// Forgets a legacy session (after a `404`), so the next `initialize` starts a new one.
+    fn reset_session(&self) {}
+
+    /// Closes the transport: stdio closes stdin, waits, then SIGTERM, then SIGKILL; Streamable
+    /// HTTP sends `DELETE` for a legacy session; HTTP+SSE drops its stream. Pushes
+    /// [`Inbound::Closed`] unless already closed. Idempotent.
+    fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Bounded waits of a transport's shutdown.
+#[derive(Debug, Clone, Copy)]
+pub struct ShutdownTimeouts {
+    /// After closing stdin, how long the child gets to exit by itself.
+    pub after_stdin_close: Duration,
+    /// After SIGTERM, how long before SIGKILL.
+    pub after_sigterm: Duration,
+}
+
+impl Default for ShutdownTimeouts {
+    fn default() -> Self {
+        ShutdownTimeouts { after_stdin_close: Duration::from_secs(2), after_sigterm: Duration::from_secs(2) }
+    }
+}
+
+/// The id of a JSON-RPC response (a message with `result` or `error` and an `id`), read without
+/// decoding the rest; `None` for requests, notifications and anything unreadable. Transports use
+/// it to know whether the answer to a request has arrived on a stream (to resume or report a
+/// stream that ended early); the core still decodes every message itself.
+pub fn response_id(message: &[u8]) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Peek {
+        id: Option<RequestId>,
+        result: Option<serde::de::IgnoredAny>,
+        error: Option<serde::de::IgnoredAny>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let peek: Peek = serde_json::from_slice(message).ok()?;
+    if peek.method.is_some() || (peek.result.is_none() && peek.error.is_none()) {
+        return None;
+    }
+    peek.id
+}
