@@ -1,4 +1,37 @@
-//! The MCP client role.
+//! The MCP client role: one [`Client`] talks to any MCP server, of any revision, over stdio (a
+//! child process) or HTTP, and finds out which revision by itself.
+//!
+//! ```no_run
+//! use mcp_client::transport::stdio::StdioCommand;
+//! use mcp_client::{ClientBuilder, ClientError};
+//! use serde_json::json;
+//!
+//! async fn demo() -> Result<(), ClientError> {
+//!     let client = ClientBuilder::new("my-host", "1.0.0")
+//!         .connect_stdio(StdioCommand::new("mcpkit").args(["serve", "--stdio"]))
+//!         .await?;
+//!     println!("{} speaks {}", client.server_info().map(|i| i.name).unwrap_or_default(), client.protocol_version());
+//!     for tool in client.list_all_tools().await? {
+//!         println!("tool: {}", tool.name);
+//!     }
+//!     let result = client.call_tool("echo", json!({"text": "hi"})).await?;
+//!     println!("{:?}", result.content);
+//!     client.close().await;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! What it does, in layers:
+//!
+//! * [`transport`]: moves messages — a child process ([`transport::stdio`]), Streamable HTTP and
+//!   the deprecated HTTP+SSE ([`transport::http`]), or any [`transport::Transport`] of yours;
+//! * the engine (internal): ids, pending calls, routing of answers, progress and notifications,
+//!   answers to server→client requests, cancellation when a call is dropped;
+//! * [`Client`]: era detection and the handshake, `_meta` and HTTP routing headers, MRTR
+//!   rounds, the version retry, caching, typed calls.
+//!
+//! Errors are [`ClientError`]s; [`ClientError::outcome`] says whether the request certainly did
+//! not run, was answered, or has an unknown outcome.
 #![warn(missing_docs)]
 
 mod client;
@@ -15,3 +48,5 @@ pub use client::{
 pub use engine::ProgressFn;
 pub use error::{ClientError, Outcome};
 pub use handler::Handlers;
+#[cfg(feature = "http")]
+pub use reqwest;

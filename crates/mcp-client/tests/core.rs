@@ -665,3 +665,22 @@ async fn pinned_modern_version_never_probes_with_initialize_and_errors_are_typed
     assert_eq!(headers.name.as_deref(), Some("file:///nope"));
     let _: Value = read.body;
 }
+
+#[tokio::test]
+async fn a_remembered_era_skips_the_probe_next_time() {
+    let cache = mcp_client::EraCache::new();
+    let (fake, rx) = Fake::new(TransportKind::Stdio, legacy_script(true));
+    builder().era_cache(cache.clone()).connect_transport(fake.clone(), rx, "same-server").await.unwrap();
+    assert_eq!(fake.sent_with_method("server/discover").len(), 1);
+    let detected = cache.get("same-server").unwrap();
+    assert_eq!(detected.version, ProtocolVersion::V2025_06_18);
+    assert_eq!(detected.transport, TransportKind::Stdio);
+
+    let (fake, rx) = Fake::new(TransportKind::Stdio, legacy_script(true));
+    let client =
+        builder().era_cache(cache.clone()).connect_transport(fake.clone(), rx, "same-server").await.unwrap();
+    assert_eq!(client.era(), Era::Legacy);
+    assert!(fake.sent_with_method("server/discover").is_empty(), "no probe the second time");
+    let init = fake.sent_with_method("initialize").pop().unwrap();
+    assert_eq!(init.params()["protocolVersion"], "2025-06-18");
+}

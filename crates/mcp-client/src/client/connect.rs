@@ -25,8 +25,34 @@ impl ClientBuilder {
     /// Connects to an HTTP endpoint: a modern request first; on a legacy answer, `initialize`
     /// over Streamable HTTP; when the endpoint refuses that POST with a `4xx`, the deprecated
     /// HTTP+SSE transport (GET for the event stream, POSTs to the announced endpoint).
+    ///
+    /// The detected era is remembered per URL ([`EraCache::global`](super::EraCache::global)
+    /// unless [`ClientBuilder::era_cache`] names another) and reused by later connections; when
+    /// a remembered era no longer works, it is forgotten and the era detected again.
     #[cfg(feature = "http")]
     pub async fn connect_http(
+        mut self,
+        config: crate::transport::http::HttpConfig,
+    ) -> Result<Client, ClientError> {
+        let cache = self.era_cache.get_or_insert_with(super::EraCache::global).clone();
+        let target = config.url.clone();
+        if self.pinned.is_none() && cache.get(&target).is_some() {
+            match self.clone().connect_http_once(config.clone()).await {
+                Ok(client) => return Ok(client),
+                Err(e @ ClientError::Transport { outcome: crate::Outcome::NotExecuted, .. }) => {
+                    return Err(e);
+                }
+                Err(e) => {
+                    tracing::info!(target: "mcp_client", url = %target, "remembered era failed ({e}); detecting again");
+                    cache.forget(&target);
+                }
+            }
+        }
+        self.connect_http_once(config).await
+    }
+
+    #[cfg(feature = "http")]
+    async fn connect_http_once(
         self,
         config: crate::transport::http::HttpConfig,
     ) -> Result<Client, ClientError> {

@@ -116,6 +116,13 @@ impl EraCache {
         Self::default()
     }
 
+    /// The process-wide cache HTTP connections use unless the builder names another: the era
+    /// of an origin is learnt once per process.
+    pub fn global() -> EraCache {
+        static GLOBAL: std::sync::OnceLock<EraCache> = std::sync::OnceLock::new();
+        GLOBAL.get_or_init(EraCache::new).clone()
+    }
+
     /// What is known about `key` (a URL or a command line).
     pub fn get(&self, key: &str) -> Option<Detected> {
         crate::engine::lock(&self.entries).get(key).copied()
