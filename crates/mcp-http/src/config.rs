@@ -1,7 +1,10 @@
-//! Transport settings: the Host/Origin allowlists and the limits of DECISIONS.md.
+//! Transport settings: the Host/Origin allowlists, the limits of DECISIONS.md, and
+//! authorization.
 
 use std::net::SocketAddr;
 use std::time::Duration;
+
+use crate::auth::AuthConfig;
 
 /// Settings of the Streamable HTTP transport; every limit has the default of DECISIONS.md.
 #[derive(Debug, Clone)]
@@ -18,6 +21,9 @@ pub struct HttpConfig {
     pub max_bodies_in_flight: usize,
     /// Requests handled at once, before `503`.
     pub max_in_flight: usize,
+    /// Requests of one authenticated principal handled at once, before `503` (only with
+    /// [`auth`](Self::auth) on).
+    pub max_in_flight_per_principal: usize,
     /// Open connections (standalone server), before `503`.
     pub max_connections: usize,
     /// How long a client may take to send its request headers.
@@ -30,6 +36,10 @@ pub struct HttpConfig {
     pub session_idle: Duration,
     /// The `retry` of resumable (legacy) streams: how long a client waits before reconnecting.
     pub sse_retry: Duration,
+    /// OAuth 2.1 resource server settings; `None` (the default): no authorization. With it,
+    /// every MCP request needs a valid access token and the Protected Resource Metadata is
+    /// served (see [`AuthConfig`]).
+    pub auth: Option<AuthConfig>,
 }
 
 impl HttpConfig {
@@ -55,12 +65,14 @@ impl Default for HttpConfig {
             max_body: 4 * 1024 * 1024,
             max_bodies_in_flight: 64 * 1024 * 1024,
             max_in_flight: 64,
+            max_in_flight_per_principal: 16,
             max_connections: 256,
             header_read_timeout: Duration::from_secs(10),
             body_read_timeout: Duration::from_secs(30),
             keep_alive: Duration::from_secs(15),
             session_idle: Duration::from_secs(30 * 60),
             sse_retry: Duration::from_millis(1000),
+            auth: None,
         }
     }
 }

@@ -77,6 +77,8 @@ pub(crate) struct Exchange {
     pub(crate) permits: Vec<tokio::sync::OwnedSemaphorePermit>,
     /// Record the stream's events for `Last-Event-ID` replay.
     pub(crate) resumable: Option<Resumable>,
+    /// The authenticated caller, handed to the handlers.
+    pub(crate) principal: Option<Arc<mcp_server::Principal>>,
 }
 
 /// The per-request sink: the exchange's channel, plus the handler's request to end the
@@ -115,6 +117,7 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
         in_flight,
         permits,
         resumable,
+        principal,
     } = exchange;
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     let close = resumable.as_ref().filter(|_| accepts.sse).map(|_| CancellationToken::new());
@@ -123,8 +126,9 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
         let cancel = cancel.clone();
         tokio::spawn(async move {
             let _held = (in_flight, permits);
+            let handling = server.handle_request_as(&connection, request, cancel.clone(), sink, principal);
             tokio::select! {
-                reply = server.handle_request_on(&connection, request, cancel.clone(), sink) => reply,
+                reply = handling => reply,
                 _ = cancel.cancelled() => None,
             }
         })

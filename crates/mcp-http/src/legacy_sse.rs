@@ -14,8 +14,8 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, StatusCode, Uri};
-use mcp_server::{Connection, MessageSink, SendFuture};
+use http::{HeaderMap, Method, StatusCode, Uri};
+use mcp_server::{Connection, MessageSink, Principal, SendFuture};
 use mcp_types::{DecodeOptions, ErrorObject, Message, Request, Response as RpcResponse, ResponseId};
 use tokio::sync::mpsc;
 
@@ -43,7 +43,11 @@ impl MessageSink for StreamSink {
 #[derive(Clone)]
 struct LegacySseSession {
     connection: Arc<Connection>,
+    sink: Arc<dyn MessageSink>,
     stream: mpsc::Sender<Vec<u8>>,
+    /// The principal that opened the stream (its binding key), when authorization is on:
+    /// only it may POST to the session; to anyone else the session does not exist (404).
+    owner: Option<String>,
 }
 
 /// The transport's state: the shared HTTP state and the open HTTP+SSE sessions.
@@ -83,22 +87,28 @@ fn endpoint_event(id: &str) -> Bytes {
     Bytes::from(format!("event: endpoint\ndata: {MESSAGES_PATH}?sessionId={id}\n\n"))
 }
 
-async fn open_stream(State(state): State<Arc<LegacySse>>, headers: HeaderMap) -> Response {
+async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: HeaderMap) -> Response {
     if let Err(r) = guard::host_and_origin(&state.http.config, &headers) {
         return refusal(r);
     }
+    let auth = match crate::service::authenticate(&state.http, &Method::GET, &uri, &headers).await {
+        Ok(auth) => auth,
+        Err(r) => return r,
+    };
     match guard::accepts(&headers) {
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
     let id = new_id();
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
-    let connection = Connection::new(Arc::new(StreamSink(tx.clone())));
+    let sink: Arc<dyn MessageSink> = Arc::new(StreamSink(tx.clone()));
+    let connection = Connection::new(sink.clone());
+    let owner = auth.map(|a| a.key);
     state
         .sessions
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(id.clone(), LegacySseSession { connection, stream: tx });
+        .insert(id.clone(), LegacySseSession { connection, sink, stream: tx, owner });
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     let keep_alive = state.http.config.keep_alive;
     tokio::spawn(async move {
@@ -140,13 +150,18 @@ async fn post_message(
     if let Err(r) = guard::host_and_origin(&http.config, &headers) {
         return refusal(r);
     }
+    let auth = match crate::service::authenticate(http, &Method::POST, &uri, &headers).await {
+        Ok(auth) => auth,
+        Err(r) => return r,
+    };
     if let Err(r) = guard::content_type(&headers) {
         return refusal(r);
     }
     let Some(id) = session_id(&uri) else {
         return (StatusCode::BAD_REQUEST, "sessionId is required").into_response();
     };
-    let Some(session) = state.get(id) else {
+    let owner = auth.as_ref().map(|a| a.key.as_str());
+    let Some(session) = state.get(id).filter(|s| s.owner.as_deref() == owner) else {
         return (StatusCode::NOT_FOUND, "Session not found").into_response();
     };
     let bytes = match crate::service::read_body(http, body).await {
@@ -164,13 +179,28 @@ async fn post_message(
     match message {
         Message::Notification(n) => http.server.handle_notification(&session.connection, n),
         Message::Response(r) => http.server.handle_response(&session.connection, r),
-        Message::Request(request) => handle_request(http, session, request),
+        Message::Request(request) => {
+            if let Err(r) = crate::service::check_tool_scopes(http, auth.as_ref(), &request) {
+                return r;
+            }
+            let permit = match crate::service::principal_permit(http, auth.as_ref()) {
+                Ok(permit) => permit,
+                Err(r) => return r,
+            };
+            handle_request(http, session, request, auth.map(|a| a.principal), permit);
+        }
     }
     StatusCode::ACCEPTED.into_response()
 }
 
 /// Runs a request in the background; its response goes out on the session's stream.
-fn handle_request(http: &HttpState, session: LegacySseSession, request: Request) {
+fn handle_request(
+    http: &HttpState,
+    session: LegacySseSession,
+    request: Request,
+    principal: Option<Arc<Principal>>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) {
     let in_flight = match session.connection.begin(&request.id) {
         Ok(f) => f,
         Err(duplicate) => {
@@ -186,9 +216,13 @@ fn handle_request(http: &HttpState, session: LegacySseSession, request: Request)
     };
     let server = http.server.clone();
     tokio::spawn(async move {
+        let _permit = permit;
         let cancel = in_flight.token().clone();
+        let sink = session.sink.clone();
+        let handling =
+            server.handle_request_as(&session.connection, request, cancel.clone(), sink, principal);
         let reply = tokio::select! {
-            reply = server.handle_request(&session.connection, request, cancel.clone()) => reply,
+            reply = handling => reply,
             _ = cancel.cancelled() => None,
         };
         drop(in_flight);

@@ -21,11 +21,19 @@
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
 //!
+//! * **Authorization (optional, [`AuthConfig`]):** the server as an OAuth 2.1 resource server —
+//!   Protected Resource Metadata (RFC 9728), `401`/`403` with `WWW-Authenticate` challenges
+//!   before any body is read, JWT validation against the issuer's JWKS or token introspection
+//!   (RFC 7662), audience and issuer checks, required scopes per request and per tool, DPoP
+//!   (RFC 9449), legacy sessions bound to their principal, and the principal handed to handlers
+//!   ([`mcp_server::Principal`]). See the [`auth`] module for the refusals.
+//!
 //! What it does not do: decide anything the protocol router decides (JSON-RPC errors after
-//! dispatch come from `mcp-server`), or authorization (a later layer).
+//! dispatch come from `mcp-server`), or issue tokens (that is the authorization server's job).
 
 #![warn(missing_docs)]
 
+pub mod auth;
 mod config;
 mod events;
 mod exchange;
@@ -41,8 +49,13 @@ use std::sync::Arc;
 
 use mcp_server::Server;
 
+pub use auth::{
+    AuthConfig, AuthConfigBuilder, AuthConfigError, DpopConfig, Introspection, JwtValidation, TokenValidation,
+};
 pub use config::HttpConfig;
 pub use events::{EventStore, MemoryEventStore};
+/// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
+pub use mcp_auth::jose::Algorithm;
 pub use serve::{Bound, bind, serve};
 
 /// The Streamable HTTP transport of a [`Server`].
@@ -63,8 +76,11 @@ impl McpHttp {
         McpHttp { state: Arc::new(service::HttpState::new(server, config)) }
     }
 
-    /// An axum router serving the MCP endpoint (`config.endpoint`, `/mcp` by default). Mount
-    /// it with `Router::merge` or serve it as a `tower::Service`.
+    /// An axum router serving the MCP endpoint (`config.endpoint`, `/mcp` by default), the
+    /// HTTP+SSE `/sse` and `/messages`, and — with [`HttpConfig::auth`] set — the Protected
+    /// Resource Metadata under `/.well-known/oauth-protected-resource`. Mount it with
+    /// `Router::merge` (at the root: DPoP proofs name the request's path, and the metadata is
+    /// found by its well-known path) or serve it as a `tower::Service`.
     pub fn router(&self) -> axum::Router {
         let state = self.state.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -78,9 +94,12 @@ impl McpHttp {
                 }
             });
         }
-        axum::Router::new()
+        let mut router = axum::Router::new()
             .route(&state.config.endpoint.clone(), axum::routing::any(service::endpoint))
-            .with_state(state.clone())
-            .merge(legacy_sse::routes(state))
+            .with_state(state.clone());
+        if let Some(auth) = &state.auth {
+            router = router.merge(auth::metadata_routes(&state.config, &auth.config));
+        }
+        router.merge(legacy_sse::routes(state))
     }
 }

@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_server::{CancellationToken, Connection, NullSink, Server};
 use mcp_types::{
@@ -19,6 +19,7 @@ use mcp_types::{
 use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
+use crate::auth::{Authenticated, Authenticator, PrincipalLimits};
 use crate::config::HttpConfig;
 use crate::events::{EventStore, MemoryEventStore, parse_id};
 use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, sse_response};
@@ -32,6 +33,9 @@ pub(crate) struct HttpState {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Sessions,
     pub(crate) events: Arc<dyn EventStore>,
+    /// Authorization, when configured.
+    pub(crate) auth: Option<Authenticator>,
+    pub(crate) per_principal: PrincipalLimits,
     in_flight: Arc<Semaphore>,
     bytes: Arc<Semaphore>,
 }
@@ -41,6 +45,8 @@ impl HttpState {
         HttpState {
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             bytes: Arc::new(Semaphore::new((config.max_bodies_in_flight / 1024).max(1))),
+            auth: config.auth.clone().map(Authenticator::new),
+            per_principal: PrincipalLimits::new(config.max_in_flight_per_principal),
             server,
             config,
             sessions: Sessions::default(),
@@ -59,7 +65,7 @@ fn rpc_error(status: StatusCode, id: ResponseId, error: ErrorObject) -> Response
     json_response(status, &Message::Response(RpcResponse::error(id, error)))
 }
 
-fn busy() -> Response {
+pub(crate) fn busy() -> Response {
     let mut r = (StatusCode::SERVICE_UNAVAILABLE, "too many requests in flight").into_response();
     r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r
@@ -68,28 +74,84 @@ fn busy() -> Response {
 pub(crate) async fn endpoint(
     State(state): State<Arc<HttpState>>,
     method: Method,
+    uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
     if let Err(r) = guard::host_and_origin(&state.config, &headers) {
         return refusal(r);
     }
+    if !matches!(method, Method::POST | Method::GET | Method::DELETE) {
+        let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
+        r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        return r;
+    }
+    // Bearer 401/403 before anything that reads the request (DECISIONS.md order).
+    let auth = match authenticate(&state, &method, &uri, &headers).await {
+        Ok(auth) => auth,
+        Err(r) => return r,
+    };
     match method {
-        Method::POST => post(state, headers, body).await,
-        Method::GET => get(state, headers).await,
-        Method::DELETE => delete(&state, &headers),
-        _ => {
-            let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
-            r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-            r
-        }
+        Method::POST => post(state, headers, body, auth).await,
+        Method::GET => get(state, headers, auth).await,
+        _ => delete(&state, &headers, auth.as_ref()),
     }
 }
 
-fn session_of(state: &HttpState, headers: &HeaderMap) -> Result<Option<Arc<HttpSession>>, Response> {
+/// The caller, when authorization is on: `Ok(None)` when it is off, the refusal otherwise.
+pub(crate) async fn authenticate(
+    state: &HttpState,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Option<Authenticated>, Response> {
+    let Some(auth) = &state.auth else { return Ok(None) };
+    match auth.authenticate(method, uri.path(), uri.query(), headers).await {
+        Ok(authenticated) => Ok(Some(authenticated)),
+        Err(denial) => Err(auth.refuse(&denial)),
+    }
+}
+
+/// Refuses a `tools/call` whose tool needs scopes the caller lacks (`403`).
+pub(crate) fn check_tool_scopes(
+    state: &HttpState,
+    auth: Option<&Authenticated>,
+    request: &Request,
+) -> Result<(), Response> {
+    let (Some(authenticator), Some(authenticated)) = (&state.auth, auth) else { return Ok(()) };
+    if request.method != "tools/call" {
+        return Ok(());
+    }
+    #[derive(Deserialize)]
+    struct NameProbe {
+        name: Option<String>,
+    }
+    // A request whose name cannot be read fails in dispatch without running any tool.
+    let Ok(NameProbe { name: Some(name) }) = request.params_as::<NameProbe>() else { return Ok(()) };
+    authenticator.check_tool(authenticated, &name).map_err(|denial| authenticator.refuse(&denial))
+}
+
+/// Another slot for the caller's requests (DECISIONS.md: 16 per principal), or `503`.
+pub(crate) fn principal_permit(
+    state: &HttpState,
+    auth: Option<&Authenticated>,
+) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Response> {
+    match auth {
+        None => Ok(None),
+        Some(a) => state.per_principal.try_acquire(&a.key).map(Some).ok_or_else(busy),
+    }
+}
+
+fn session_of(
+    state: &HttpState,
+    headers: &HeaderMap,
+    auth: Option<&Authenticated>,
+) -> Result<Option<Arc<HttpSession>>, Response> {
     let Some(id) = headers.get(SESSION_HEADER) else { return Ok(None) };
     let id = id.to_str().unwrap_or("");
-    match state.sessions.get(id) {
+    // A session used by another principal than the one that created it is, for that caller,
+    // no session at all: 404, as for an unknown id (nothing tells it the id exists).
+    match state.sessions.get(id).filter(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
         Some(session) => {
             session.touch();
             Ok(Some(session))
@@ -120,7 +182,12 @@ struct MetaProbe {
     meta: Option<RequestMeta>,
 }
 
-async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response {
+async fn post(
+    state: Arc<HttpState>,
+    headers: HeaderMap,
+    body: Body,
+    auth: Option<Authenticated>,
+) -> Response {
     if let Err(r) = guard::content_type(&headers) {
         return refusal(r);
     }
@@ -128,7 +195,7 @@ async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let session = match session_of(&state, &headers) {
+    let session = match session_of(&state, &headers, auth.as_ref()) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -139,7 +206,11 @@ async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response
     let Ok(request_permit) = state.in_flight.clone().try_acquire_owned() else { return busy() };
     let kib = u32::try_from(bytes.len().div_ceil(1024).max(1)).unwrap_or(u32::MAX);
     let Ok(byte_permit) = state.bytes.clone().try_acquire_many_owned(kib) else { return busy() };
-    let permits = vec![request_permit, byte_permit];
+    let mut permits = vec![request_permit, byte_permit];
+    match principal_permit(&state, auth.as_ref()) {
+        Ok(permit) => permits.extend(permit),
+        Err(r) => return r,
+    }
     let options = DecodeOptions { allow_batch: false, accept_responses: true };
     let message = match mcp_types::decode_message(&bytes, options) {
         Ok(m) => m,
@@ -151,6 +222,12 @@ async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response
             return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
         }
     };
+    if let Message::Request(request) = &message {
+        if let Err(r) = check_tool_scopes(&state, auth.as_ref(), request) {
+            return r;
+        }
+    }
+    let principal = auth.as_ref().map(|a| a.principal.clone());
     match message {
         Message::Notification(n) => {
             match &session {
@@ -182,9 +259,9 @@ async fn post(state: Arc<HttpState>, headers: HeaderMap, body: Body) -> Response
                         ErrorObject::invalid_request(format!("unsupported MCP-Protocol-Version {version:?}")),
                     );
                 }
-                legacy_request(&state, session, request, accepts, permits).await
+                legacy_request(&state, session, request, accepts, permits, principal).await
             }
-            None => sessionless_request(&state, &headers, request, accepts, permits).await,
+            None => sessionless_request(&state, &headers, request, accepts, permits, auth).await,
         },
     }
 }
@@ -199,6 +276,7 @@ async fn sessionless_request(
     request: Request,
     accepts: Accepts,
     permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    auth: Option<Authenticated>,
 ) -> Response {
     let id = ResponseId::Id(request.id.clone());
     let meta = match request.params_as::<MetaProbe>() {
@@ -209,7 +287,7 @@ async fn sessionless_request(
     let stateless = meta.is_some() || version_header.is_some_and(|v| !is_legacy_version(v));
     if !stateless {
         if request.method == "initialize" {
-            return initialize(state, request).await;
+            return initialize(state, request, auth).await;
         }
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -260,13 +338,22 @@ async fn sessionless_request(
         in_flight: None,
         permits,
         resumable: None,
+        principal: auth.map(|a| a.principal),
     };
     exchange::serve(exchange, request).await
 }
 
-async fn initialize(state: &Arc<HttpState>, request: Request) -> Response {
-    let session = Arc::new(HttpSession::new());
-    let reply = state.server.handle_request(&session.connection, request, CancellationToken::new()).await;
+async fn initialize(state: &Arc<HttpState>, request: Request, auth: Option<Authenticated>) -> Response {
+    let (principal, owner) = match auth {
+        Some(a) => (Some(a.principal), Some(a.key)),
+        None => (None, None),
+    };
+    let session = Arc::new(HttpSession::new(owner));
+    let sink: Arc<dyn mcp_server::MessageSink> = session.outbox.clone();
+    let reply = state
+        .server
+        .handle_request_as(&session.connection, request, CancellationToken::new(), sink, principal)
+        .await;
     let Some(reply) = reply else { return StatusCode::ACCEPTED.into_response() };
     let ok = reply.response.result.is_ok();
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
@@ -287,6 +374,7 @@ async fn legacy_request(
     request: Request,
     accepts: Accepts,
     permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    principal: Option<Arc<mcp_server::Principal>>,
 ) -> Response {
     let in_flight = match session.connection.begin(&request.id) {
         Ok(f) => f,
@@ -313,16 +401,17 @@ async fn legacy_request(
             session.add_stream(&stream);
             Resumable { store: state.events.clone(), stream, retry: state.config.sse_retry }
         }),
+        principal,
     };
     exchange::serve(exchange, request).await
 }
 
-async fn get(state: Arc<HttpState>, headers: HeaderMap) -> Response {
+async fn get(state: Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticated>) -> Response {
     match guard::accepts(&headers) {
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
-    let session = match session_of(&state, &headers) {
+    let session = match session_of(&state, &headers, auth.as_ref()) {
         Ok(Some(s)) => s,
         Ok(None) => {
             // 2026-07-28 has no GET stream (subscriptions/listen replaced it).
@@ -361,10 +450,14 @@ async fn get(state: Arc<HttpState>, headers: HeaderMap) -> Response {
     sse_response(body_rx)
 }
 
-fn delete(state: &HttpState, headers: &HeaderMap) -> Response {
+fn delete(state: &HttpState, headers: &HeaderMap, auth: Option<&Authenticated>) -> Response {
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return (StatusCode::BAD_REQUEST, "Mcp-Session-Id is required").into_response();
     };
+    // Only the session's own principal may end it; to anyone else it does not exist.
+    if !state.sessions.get(id).is_some_and(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     match state.sessions.remove(id) {
         Some(_) => StatusCode::OK.into_response(),
         None => StatusCode::NOT_FOUND.into_response(),

@@ -50,13 +50,28 @@ pub(crate) struct HttpSession {
     last_used: Mutex<Instant>,
     /// The resumable streams this session opened (a `Last-Event-ID` must name one of them).
     streams: Mutex<std::collections::HashSet<String>>,
+    /// The principal that created the session (its binding key), when authorization is on.
+    owner: Option<String>,
 }
 
 impl HttpSession {
-    pub(crate) fn new() -> Self {
+    /// A session created by `owner` (the authenticated principal's key, when auth is on).
+    pub(crate) fn new(owner: Option<String>) -> Self {
         let outbox = Arc::new(Outbox::default());
         let connection = Connection::new(outbox.clone());
-        HttpSession { connection, outbox, last_used: Mutex::new(Instant::now()), streams: Mutex::default() }
+        HttpSession {
+            connection,
+            outbox,
+            last_used: Mutex::new(Instant::now()),
+            streams: Mutex::default(),
+            owner,
+        }
+    }
+
+    /// True when `principal` may use this session: the one that created it (sessions are
+    /// bound to their principal, DECISIONS.md), or anyone when authorization is off.
+    pub(crate) fn belongs_to(&self, principal: Option<&str>) -> bool {
+        self.owner.as_deref() == principal
     }
 
     pub(crate) fn add_stream(&self, stream: &str) {

@@ -37,6 +37,8 @@ pub struct Call {
     /// The resource URI being read and the template variables it matched.
     pub(crate) uri: Option<String>,
     pub(crate) uri_variables: BTreeMap<String, String>,
+    /// The authenticated caller, when the transport authenticated the request.
+    pub(crate) principal: crate::principal::SharedPrincipal,
 }
 
 impl Call {
@@ -53,6 +55,11 @@ impl Call {
     /// The client's capabilities (per request when modern, from `initialize` when legacy).
     pub fn client_capabilities(&self) -> &ClientCapabilities {
         &self.client_capabilities
+    }
+
+    /// The authenticated caller, when the transport authenticated the request.
+    pub fn principal(&self) -> Option<&crate::Principal> {
+        self.principal.as_deref()
     }
 
     /// The progress token, when the request asked for progress.

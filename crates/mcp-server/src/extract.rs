@@ -2,10 +2,10 @@
 //!
 //! Like axum, a handler is a plain async function whose arguments are extractors. Extractors
 //! that *read* the request's context ([`FromCall`]: [`State`], [`Progress`], [`Cancel`],
-//! [`Log`], [`Meta`], [`ClientCaps`], [`Version`], [`Peer`](crate::Peer), any number, any
-//! order) come first; the one that *consumes* the arguments ([`FromCallLast`]: [`Args`]) comes
-//! last, at most once — the type system enforces both. The input schema of a tool is the
-//! schema of its `Args<T>`.
+//! [`Log`], [`Meta`], [`ClientCaps`], [`Version`], [`Peer`](crate::Peer),
+//! [`Principal`](crate::Principal), any number, any order) come first; the one that *consumes*
+//! the arguments ([`FromCallLast`]: [`Args`]) comes last, at most once — the type system
+//! enforces both. The input schema of a tool is the schema of its `Args<T>`.
 
 use std::any::type_name;
 use std::sync::{Arc, Mutex};

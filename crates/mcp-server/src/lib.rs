@@ -41,6 +41,7 @@ mod connection;
 mod extract;
 mod handler;
 mod peer;
+mod principal;
 mod prompts;
 mod request_state;
 mod resources;
@@ -62,6 +63,7 @@ pub use extract::{
 };
 pub use handler::{BoxFuture, Handler};
 pub use peer::{AskError, Peer};
+pub use principal::Principal;
 pub use prompts::{IntoPromptResult, PromptError, Prompts};
 pub use request_state::{StateError, StateKey};
 pub use resources::{Blob, IntoContents, ResourceError, Resources, Uri, UriVars};

@@ -5,6 +5,7 @@
 //! message is or exactly what is wrong with it — the same framing and envelope rules an mcpkit
 //! server applies. Talking to servers arrives with the client crate.
 
+mod auth;
 mod check;
 mod demo;
 
@@ -33,7 +34,9 @@ enum Command {
     /// List the protocol revisions mcpkit knows, newest first, with their era.
     Versions,
     /// Run the demonstration server (tools, resources, prompts that show what MCP can do).
-    #[command(after_help = "Example:\n  mcpkit serve --stdio   # then point an MCP client at this command")]
+    #[command(
+        after_help = "Examples:\n  mcpkit serve --stdio   # then point an MCP client at this command\n  mcpkit serve --http 127.0.0.1:8080 --auth-issuer https://auth.example.com --auth-scope mcp:basic"
+    )]
     Serve(ServeArgs),
 }
 
@@ -45,6 +48,8 @@ struct ServeArgs {
     /// Serve Streamable HTTP on this address.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    #[command(flatten)]
+    auth: auth::AuthArgs,
 }
 
 fn main() -> ExitCode {
@@ -101,8 +106,23 @@ fn serve(args: ServeArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let config = match args.auth.http_config(bound.local_addr()) {
+                Ok(config) => config,
+                Err(e) => {
+                    eprintln!("mcpkit: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             eprintln!("listening on http://{}/mcp", bound.local_addr());
-            match mcp_http::serve(server, bound, None).await {
+            if let Some(auth) = &config.auth {
+                eprintln!(
+                    "authorization: tokens from {} for {} (metadata at {})",
+                    auth.issuers().join(", "),
+                    auth.resource(),
+                    auth.resource_metadata_url()
+                );
+            }
+            match mcp_http::serve(server, bound, Some(config)).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("mcpkit: {e}");

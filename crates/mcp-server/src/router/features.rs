@@ -66,6 +66,7 @@ impl Ctx<'_> {
             arguments,
             uri,
             uri_variables: BTreeMap::new(),
+            principal: self.principal.clone(),
         }
     }
 }

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::Mode;
 use crate::connection::Connection;
+use crate::principal::{Principal, SharedPrincipal};
 use crate::server::Server;
 use crate::session::SessionHandle;
 use crate::sink::MessageSink;
@@ -76,6 +77,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) cancel: CancellationToken,
     /// Where this request's own messages go (notifications, legacy server→client requests).
     pub(crate) sink: Arc<dyn MessageSink>,
+    /// The authenticated caller, when the transport authenticated the request.
+    pub(crate) principal: SharedPrincipal,
 }
 
 impl Ctx<'_> {
@@ -94,6 +97,13 @@ pub(crate) fn serialize<T: Serialize>(value: &T) -> Result<RawJson, Failure> {
     serde_json::value::to_raw_value(value).map_err(|e| {
         Failure::after_dispatch(ErrorObject::internal(format!("the result could not be serialized: {e}")))
     })
+}
+
+/// What the transport hands over with a request besides the request itself.
+struct Carried {
+    cancel: CancellationToken,
+    sink: Arc<dyn MessageSink>,
+    principal: SharedPrincipal,
 }
 
 /// Only `_meta` of the params, read before anything else to decide the era.
@@ -140,8 +150,23 @@ impl Server {
         cancel: CancellationToken,
         sink: Arc<dyn MessageSink>,
     ) -> Option<Reply> {
+        self.handle_request_as(connection, request, cancel, sink, None).await
+    }
+
+    /// Like [`Server::handle_request_on`], for a request the transport authenticated:
+    /// handlers see `principal` through the [`Principal`] extractor. The transport must have
+    /// verified it (an HTTP transport with authorization on does, before any JSON-RPC
+    /// processing); the router trusts it as given.
+    pub async fn handle_request_as(
+        &self,
+        connection: &Arc<Connection>,
+        request: Request,
+        cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
+        principal: Option<Arc<Principal>>,
+    ) -> Option<Reply> {
         let id = request.id.clone();
-        match self.route(connection, request, cancel, sink).await {
+        match self.route(connection, request, Carried { cancel, sink, principal }).await {
             Ok(Some(result)) => {
                 Some(Reply { response: Response { id: ResponseId::Id(id), result: Ok(result) }, status: 200 })
             }
@@ -181,23 +206,17 @@ impl Server {
         }
     }
 
-    async fn route(
-        &self,
-        connection: &Arc<Connection>,
-        request: Request,
-        cancel: CancellationToken,
-        sink: Arc<dyn MessageSink>,
-    ) -> Routed {
+    async fn route(&self, connection: &Arc<Connection>, request: Request, carried: Carried) -> Routed {
         let probe: MetaProbe = request.params_as().map_err(Failure::bad_request)?;
         let meta = probe.meta.unwrap_or_default();
         if meta.is_modern() {
-            return self.route_modern(connection, request, meta, cancel, sink).await;
+            return self.route_modern(connection, request, meta, carried).await;
         }
         if request.method == "initialize" {
             return self.initialize(connection, &request);
         }
         if let Some(session) = connection.session() {
-            return self.route_legacy(connection, session, request, meta, cancel, sink).await;
+            return self.route_legacy(connection, session, request, meta, carried).await;
         }
         if request.method == "ping" {
             return serialize(&mcp_types::EmptyResult::default()).map(Some);
@@ -215,9 +234,9 @@ impl Server {
         connection: &Arc<Connection>,
         request: Request,
         meta: RequestMeta,
-        cancel: CancellationToken,
-        sink: Arc<dyn MessageSink>,
+        carried: Carried,
     ) -> Routed {
+        let Carried { cancel, sink, principal } = carried;
         let Some(requested) = meta.protocol_version.clone() else {
             return Err(Failure::bad_request(ErrorObject::invalid_params(format!(
                 "`_meta` lacks `{}`",
@@ -250,6 +269,7 @@ impl Server {
             capabilities,
             cancel,
             sink,
+            principal,
         };
         self.dispatch(&ctx, &request).await
     }
@@ -260,9 +280,9 @@ impl Server {
         session: SessionHandle,
         request: Request,
         meta: RequestMeta,
-        cancel: CancellationToken,
-        sink: Arc<dyn MessageSink>,
+        carried: Carried,
     ) -> Routed {
+        let Carried { cancel, sink, principal } = carried;
         let ctx = Ctx {
             server: self,
             connection,
@@ -273,6 +293,7 @@ impl Server {
             meta,
             cancel,
             sink,
+            principal,
         };
         match request.method.as_str() {
             "ping" => ctx.finish(mcp_types::EmptyResult::default()),

@@ -1,0 +1,50 @@
+//! Requests in flight per principal (DECISIONS.md: 16; excess → `503` with `Retry-After`), so
+//! one token holder cannot take the whole process's share.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Principals tracked before idle ones are forgotten.
+const FORGET_ABOVE: usize = 4096;
+
+pub(crate) struct PrincipalLimits {
+    per_principal: usize,
+    map: Mutex<HashMap<String, Arc<Semaphore>>>,
+}
+
+impl PrincipalLimits {
+    pub(crate) fn new(per_principal: usize) -> Self {
+        PrincipalLimits { per_principal: per_principal.max(1), map: Mutex::default() }
+    }
+
+    /// A slot for one more request of `key`, or `None` when it has its limit in flight.
+    pub(crate) fn try_acquire(&self, key: &str) -> Option<OwnedSemaphorePermit> {
+        let semaphore = {
+            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            if map.len() >= FORGET_ABOVE && !map.contains_key(key) {
+                // Forget principals with nothing in flight (their semaphores are full again).
+                map.retain(|_, s| s.available_permits() < self.per_principal);
+            }
+            map.entry(key.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(self.per_principal))).clone()
+        };
+        semaphore.try_acquire_owned().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_principal_has_its_own_share() {
+        let limits = PrincipalLimits::new(2);
+        let a1 = limits.try_acquire("a").unwrap();
+        let _a2 = limits.try_acquire("a").unwrap();
+        assert!(limits.try_acquire("a").is_none());
+        assert!(limits.try_acquire("b").is_some());
+        drop(a1);
+        assert!(limits.try_acquire("a").is_some());
+    }
+}
