@@ -34,6 +34,8 @@
 //! not run, was answered, or has an unknown outcome.
 #![warn(missing_docs)]
 
+#[cfg(feature = "http")]
+pub mod auth;
 mod client;
 mod engine;
 pub mod error;

@@ -9,6 +9,13 @@
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION` (the client speaks exactly that one) and, for some
 //! scenarios, JSON in `MCP_CONFORMANCE_CONTEXT`. Written only against `mcp-client`'s public API.
 //!
+//! Authorization: every connection carries an OAuth client (`mcp_client::auth`) configured from
+//! the context — pre-registered credentials, client credentials, `private_key_jwt`, JWT bearer,
+//! enterprise-managed authorization — or, without one, the authorization code grant with the
+//! Client ID Metadata Document URL the suite expects and dynamic registration as the fallback;
+//! the authorization step follows no redirect (the suite's authorization servers approve at
+//! once). A server that never refuses a request never sees any of it.
+//!
 //! What it does: connect; list tools and call each with arguments derived from its schema (or
 //! the arguments the context names); list resources and read each; list prompts and get each.
 //! A few scenarios need something particular (`json-schema-2020-12-preservation` echoes a
@@ -16,8 +23,12 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_client::auth::{
+    AuthError, EnterpriseIdp, Grant, NoFollowPrompt, OAuthClient, PreRegistered, StaticAssertion,
+};
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::{Client, ClientBuilder, ClientError, Handlers};
 use mcp_types::{
@@ -69,7 +80,8 @@ async fn run(url: &str, scenario: &str, version: Option<&str>, context: &Value) 
     if let Some(v) = version.and_then(ProtocolVersion::parse) {
         builder = builder.pin_version(v);
     }
-    let client = builder.connect_http(HttpConfig::new(url)).await?;
+    let oauth = oauth_client(scenario, context).map_err(|e| ClientError::Unsupported(e.to_string()))?;
+    let client = builder.connect_http(HttpConfig::new(url).auth(Arc::new(oauth))).await?;
     tracing::info!(version = %client.protocol_version(), "connected");
     let result = exercise(&client, scenario, context).await;
     client.close().await;
@@ -179,6 +191,42 @@ fn value_for(schema: &Value) -> Value {
         Some("null") => Value::Null,
         _ => json!("test"),
     }
+}
+
+/// The Client ID Metadata Document URL the suite's `auth/basic-cimd` expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// The OAuth client for a scenario, from the fields of its context.
+fn oauth_client(scenario: &str, context: &Value) -> Result<OAuthClient, AuthError> {
+    let field = |name: &str| context.get(name).and_then(Value::as_str);
+    let mut builder = OAuthClient::builder()
+        .client_name("mcpkit-conformance-client")
+        .redirect_uri("http://127.0.0.1:8976/callback")?
+        .client_metadata_url(CLIENT_METADATA_URL)?
+        .prompt(Arc::new(NoFollowPrompt::new()?));
+    let Some(client_id) = field("client_id") else { return builder.build() };
+    let mut credentials = PreRegistered::new(client_id);
+    if let Some(secret) = field("client_secret") {
+        credentials = credentials.secret(secret);
+    }
+    if let Some(pem) = field("private_key_pem") {
+        credentials = credentials.private_key_pem(pem, field("signing_algorithm"))?;
+    }
+    if let Some(issuer) = field("issuer") {
+        credentials = credentials.issuer(issuer);
+    }
+    builder = builder.pre_registered(credentials);
+    if let (Some(endpoint), Some(idp_client), Some(id_token)) =
+        (field("idp_token_endpoint"), field("idp_client_id"), field("idp_id_token"))
+    {
+        let idp = EnterpriseIdp::new(endpoint, idp_client, Arc::new(StaticAssertion::new(id_token)))?;
+        builder = builder.grant(Grant::EnterpriseManaged(idp));
+    } else if let Some(jwt) = field("valid_jwt") {
+        builder = builder.grant(Grant::JwtBearer(Arc::new(StaticAssertion::new(jwt))));
+    } else if scenario.starts_with("auth/client-credentials") {
+        builder = builder.grant(Grant::ClientCredentials);
+    }
+    builder.build()
 }
 
 fn handlers() -> Handlers {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Response, Url};
+use reqwest::{Method, Response, Url};
 
+use super::auth::{Refusal, is_refusal};
 use super::config::HttpConfig;
 use super::sse::{SseError, SseEvent, SseParser};
 use crate::transport::{Inbound, InboundSender, TransportError};
@@ -66,6 +67,70 @@ impl HttpCore {
 
     pub(crate) fn remove_header(&self, name: &HeaderName) {
         self.headers.write().unwrap_or_else(|e| e.into_inner()).remove(name);
+    }
+
+    /// Sends one request with the extra headers already in `headers`, adding the authorization
+    /// layer's; a refusal it can cure (`401`, `403 insufficient_scope`) is handed to it and the
+    /// identical request sent again, at most [`HttpConfig::auth_attempts`] times. Returns the
+    /// answer whatever its status, except a refusal that stays one: `Err(Http)`.
+    pub(crate) async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+    ) -> Result<Response, TransportError> {
+        let Some(auth) = &self.config.auth else {
+            return self.send_once(method, url, headers, body).await;
+        };
+        let mut attempts = 0;
+        loop {
+            let mut presented = auth
+                .authorize(&method, url)
+                .await
+                .map_err(|e| TransportError::NotSent(format!("authorization failed: {e}")))?;
+            let mut request_headers = headers.clone();
+            for (name, value) in presented.iter_mut() {
+                value.set_sensitive(true);
+                request_headers.insert(name.clone(), value.clone());
+            }
+            let response = self.send_once(method.clone(), url, request_headers, body.clone()).await?;
+            let status = response.status().as_u16();
+            if !is_refusal(status, response.headers()) {
+                return Ok(response);
+            }
+            let refusal =
+                Refusal::new(status, method.clone(), url.clone(), response.headers().clone(), presented);
+            // The body is read (bounded) before the authorization flow, which may take long.
+            let error = http_error(response, self.config.max_error_body).await;
+            if attempts >= self.config.auth_attempts {
+                tracing::warn!(status, attempts, "still refused after the last authorization attempt");
+                return Err(error);
+            }
+            attempts += 1;
+            match auth.refused(&refusal).await {
+                Ok(true) => tracing::debug!(status, attempts, "authorized again; sending the request again"),
+                Ok(false) => return Err(error),
+                Err(e) => {
+                    tracing::warn!(status, error = %e, "authorization failed");
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    async fn send_once(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: HeaderMap,
+        body: Option<Bytes>,
+    ) -> Result<Response, TransportError> {
+        let mut request = self.client.request(method, url.clone()).headers(headers);
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        request.send().await.map_err(send_error)
     }
 
     /// The delay before reconnection number `failures + 1` of a stream whose server asked

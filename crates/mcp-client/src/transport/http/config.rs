@@ -1,9 +1,12 @@
 //! Settings shared by the HTTP transports.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::auth::HttpAuth;
 
 /// Settings of an HTTP transport ([`super::StreamableHttpTransport`] or
 /// [`super::HttpSseTransport`]). Every limit has a default; build with [`HttpConfig::new`] and
@@ -41,13 +44,22 @@ pub struct HttpConfig {
     pub endpoint_timeout: Duration,
     /// How long `close` waits for the `DELETE` of a legacy session.
     pub close_timeout: Duration,
+    /// The authorization layer: asked for the credentials of every request, and told when the
+    /// server refuses one ([`crate::auth::OAuthClient`] for MCP authorization). Its headers
+    /// take precedence over [`HttpConfig::headers`].
+    pub auth: Option<Arc<dyn HttpAuth>>,
+    /// How many times one request may be refused (`401`, `403 insufficient_scope`) and sent
+    /// again after [`HttpAuth::refused`] obtained a new token. The specification's step-up
+    /// limit: 3.
+    pub auth_attempts: u32,
 }
 
 impl HttpConfig {
     /// Settings for the endpoint at `url`, with the defaults: connect timeout 10 s, messages
     /// up to 16 MiB, error bodies kept up to 64 KiB, reconnection after 1 s (or the server's
     /// `retry`), backoff capped at 30 s, 5 fruitless reconnections, endpoint event within
-    /// 10 s, `DELETE` within 2 s.
+    /// 10 s, `DELETE` within 2 s; no authorization layer, and at most 3 authorization attempts
+    /// per request when one is set.
     pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
             url: url.into(),
@@ -61,7 +73,21 @@ impl HttpConfig {
             max_reconnect_attempts: 5,
             endpoint_timeout: Duration::from_secs(10),
             close_timeout: Duration::from_secs(2),
+            auth: None,
+            auth_attempts: 3,
         }
+    }
+
+    /// Sets the authorization layer ([`HttpConfig::auth`]).
+    pub fn auth(mut self, auth: Arc<dyn HttpAuth>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// Sets [`HttpConfig::auth_attempts`].
+    pub fn auth_attempts(mut self, attempts: u32) -> Self {
+        self.auth_attempts = attempts;
+        self
     }
 
     /// Adds (or replaces) a header sent on every request.
@@ -141,6 +167,8 @@ impl fmt::Debug for HttpConfig {
             .field("max_reconnect_attempts", &self.max_reconnect_attempts)
             .field("endpoint_timeout", &self.endpoint_timeout)
             .field("close_timeout", &self.close_timeout)
+            .field("auth", &self.auth.is_some())
+            .field("auth_attempts", &self.auth_attempts)
             .finish()
     }
 }

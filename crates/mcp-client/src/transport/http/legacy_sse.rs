@@ -6,8 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_types::{ProtocolVersion, RequestId};
-use reqwest::Url;
 use reqwest::header::{self, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
 
 use super::common::{
     EVENT_STREAM, HttpCore, Inbox, JSON, StreamEnd, http_error, media_type, read_bounded, read_events,
@@ -69,8 +69,7 @@ impl HttpSseTransport {
         let core = HttpCore::new(config)?;
         let mut headers = core.headers();
         headers.insert(header::ACCEPT, EVENT_STREAM);
-        let mut response =
-            core.client.get(core.url.clone()).headers(headers).send().await.map_err(send_error)?;
+        let mut response = core.send(Method::GET, &core.url, headers, None).await?;
         if !response.status().is_success() {
             return Err(http_error(response, core.config.max_error_body).await);
         }
@@ -181,16 +180,8 @@ impl Transport for HttpSseTransport {
             }
             let mut headers = self.shared.core.headers();
             headers.insert(header::CONTENT_TYPE, JSON);
-            let mut response = self
-                .shared
-                .core
-                .client
-                .post(self.endpoint.clone())
-                .headers(headers)
-                .body(message.body)
-                .send()
-                .await
-                .map_err(send_error)?;
+            let mut response =
+                self.shared.core.send(Method::POST, &self.endpoint, headers, Some(message.body)).await?;
             if !response.status().is_success() {
                 return Err(http_error(response, self.shared.core.config.max_error_body).await);
             }

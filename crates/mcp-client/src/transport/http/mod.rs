@@ -6,17 +6,21 @@
 //! * [`HttpSseTransport`]: the deprecated HTTP+SSE transport of 2024-11-05.
 //! * [`sse`]: the sans-IO `text/event-stream` parser both use.
 //!
-//! Both take an [`HttpConfig`]: the URL, extra headers (credentials: never logged), and the
-//! limits that keep memory and waiting bounded.
+//! Both take an [`HttpConfig`]: the URL, extra headers (credentials: never logged), the
+//! authorization layer ([`HttpAuth`]: every request asks it for its credentials, and a `401` or
+//! `403 insufficient_scope` is handed to it before the request is sent again), and the limits
+//! that keep memory and waiting bounded.
 //!
 //! [`Outgoing`]: crate::transport::Outgoing
 
+mod auth;
 mod common;
 mod config;
 mod legacy_sse;
 pub mod sse;
 mod streamable;
 
+pub use auth::{HttpAuth, Refusal};
 pub use config::HttpConfig;
 pub use legacy_sse::HttpSseTransport;
 pub use reqwest::header::{HeaderName, HeaderValue};

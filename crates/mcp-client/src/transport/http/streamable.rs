@@ -21,14 +21,14 @@ use std::time::{Duration, Instant};
 
 use mcp_types::{ProtocolVersion, RequestId};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{Method, Response, StatusCode, Url};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use super::common::{
     EVENT_STREAM, HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, LAST_EVENT_ID, MCP_METHOD, MCP_NAME,
     MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ReadError, StreamEnd, http_error, media_type, read_bounded,
-    read_events, send_error,
+    read_events,
 };
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
@@ -311,15 +311,8 @@ impl Shared {
     /// POSTs a message; a 2xx answer is returned with its session id captured.
     async fn post(&self, message: &Outgoing) -> Result<Response, TransportError> {
         let headers = self.post_headers(message)?;
-        let response = self
-            .core
-            .client
-            .post(self.core.url.clone())
-            .headers(headers)
-            .body(message.body.clone())
-            .send()
-            .await
-            .map_err(send_error)?;
+        let response =
+            self.core.send(Method::POST, &self.core.url, headers, Some(message.body.clone())).await?;
         if !response.status().is_success() {
             return Err(http_error(response, self.core.config.max_error_body).await);
         }
@@ -543,8 +536,7 @@ impl Shared {
             })?;
             headers.insert(LAST_EVENT_ID, value);
         }
-        let response =
-            self.core.client.get(self.core.url.clone()).headers(headers).send().await.map_err(send_error)?;
+        let response = self.core.send(Method::GET, &self.core.url, headers, None).await?;
         if !response.status().is_success() {
             return Err(http_error(response, self.core.config.max_error_body).await);
         }
@@ -621,14 +613,7 @@ impl Shared {
         if let Some(version) = version {
             headers.insert(MCP_PROTOCOL_VERSION, HeaderValue::from_static(version.as_str()));
         }
-        let response = self
-            .core
-            .client
-            .delete(self.core.url.clone())
-            .headers(headers)
-            .send()
-            .await
-            .map_err(send_error)?;
+        let response = self.core.send(Method::DELETE, &self.core.url, headers, None).await?;
         Ok(response.status())
     }
 }
