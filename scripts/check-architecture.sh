@@ -14,6 +14,15 @@ for forbidden in tokio hyper reqwest axum tower mio futures async-trait anyhow; 
   fi
 done
 
+# Invariant: mcp-auth decides, it never does IO: no runtime, no HTTP client, no server.
+deps=$(cargo tree -p mcp-auth -e normal --prefix none --locked | sed 's/ .*//' | sort -u)
+for forbidden in tokio hyper reqwest axum tower mio futures async-trait anyhow; do
+  if grep -qx "$forbidden" <<<"$deps"; then
+    echo "invariant broken: mcp-auth depends on $forbidden" >&2
+    fail=1
+  fi
+done
+
 # Invariant: anyhow only in the binary crate.
 for manifest in crates/*/Cargo.toml; do
   case "$manifest" in crates/mcpkit/*) continue ;; esac

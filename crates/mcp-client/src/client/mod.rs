@@ -33,7 +33,13 @@ use cache::ResultCache;
 use tools::ToolTable;
 
 /// The versions this client speaks, newest first.
-pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = ProtocolVersion::ALL;
+pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
+    ProtocolVersion::V2026_07_28,
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2024_11_05,
+];
 
 /// Builds a [`Client`]: identity, handlers, and how to find the server's era.
 #[derive(Debug, Clone)]
