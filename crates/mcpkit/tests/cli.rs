@@ -146,3 +146,76 @@ fn serve_http_answers_over_a_real_socket() {
     let json: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     assert_eq!(json["result"]["content"][0]["text"], "over http");
 }
+
+/// One raw HTTP/1.1 exchange (`connection: close`), returning the whole answer.
+fn http_exchange(authority: &str, request: &str) -> String {
+    use std::io::Read;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn serve_http_with_auth_options_is_a_resource_server() {
+    use std::io::{BufRead, BufReader};
+    // The issuer is never contacted: the request below carries no token, and the metadata
+    // endpoint only names it.
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--auth-issuer",
+                "http://127.0.0.1:9/issuer",
+                "--auth-scope",
+                "mcp:tools",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit serve --http --auth-issuer"),
+    );
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
+    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+
+    // Without a token: 401 and a challenge naming the metadata and the scope; no body is read.
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let answer = http_exchange(
+        &authority,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: server/discover\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    let challenge = answer
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("www-authenticate:"))
+        .unwrap_or_else(|| panic!("no challenge: {answer}"));
+    assert!(challenge.contains("Bearer"), "{challenge}");
+    assert!(challenge.contains("resource_metadata=\""), "{challenge}");
+    assert!(challenge.contains("/.well-known/oauth-protected-resource"), "{challenge}");
+    assert!(challenge.contains("mcp:tools"), "{challenge}");
+
+    // The Protected Resource Metadata names this server and the issuer.
+    let answer = http_exchange(
+        &authority,
+        &format!(
+            "GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n"
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let json: serde_json::Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(json["resource"], url);
+    assert_eq!(json["authorization_servers"][0], "http://127.0.0.1:9/issuer");
+    assert!(json["scopes_supported"].as_array().unwrap().iter().any(|s| s == "mcp:tools"), "{json}");
+}
