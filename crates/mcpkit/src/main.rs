@@ -3,11 +3,15 @@
 //! `mcpkit serve` runs a demonstration server for people trying MCP clients. `mcpkit check`
 //! reads newline-delimited JSON-RPC (a stdio transcript) and reports, line by line, what each
 //! message is or exactly what is wrong with it — the same framing and envelope rules an mcpkit
-//! server applies. Talking to servers arrives with the client crate.
+//! server applies. `info`, `list`, `call`, `read`, `prompt`, `complete` and `listen` talk to any
+//! MCP server (`--url`, a command line after `--`, or `--server NAME` from an `mcpServers` config).
 
 mod auth;
 mod check;
+mod client;
 mod demo;
+mod output;
+mod target;
 
 use std::process::ExitCode;
 
@@ -38,6 +42,8 @@ enum Command {
         after_help = "Examples:\n  mcpkit serve --stdio   # then point an MCP client at this command\n  mcpkit serve --http 127.0.0.1:8080 --auth-issuer https://auth.example.com --auth-scope mcp:basic"
     )]
     Serve(ServeArgs),
+    #[command(flatten)]
+    Client(client::ClientCommand),
 }
 
 #[derive(clap::Args)]
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Check(args) => check::run(args),
+        Command::Client(command) => client::run(command),
         Command::Versions => {
             for v in ProtocolVersion::ALL.iter().rev() {
                 let era = if v.is_modern() { "modern" } else { "legacy" };

@@ -1,0 +1,323 @@
+//! The client commands: `info`, `list`, `call`, `read`, `prompt`, `complete`, `listen`.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use mcp_client::{Client, SubscriptionEvent};
+use mcp_types::{
+    CompleteRequestParams, PromptReference, ResourceTemplateReference, ServerNotification, SubscriptionFilter,
+};
+use serde_json::{Map, Value, json};
+
+use crate::output;
+use crate::target::TargetArgs;
+
+/// What `mcpkit list` lists.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum ListKind {
+    /// Tools.
+    Tools,
+    /// Resources.
+    Resources,
+    /// Resource templates.
+    Templates,
+    /// Prompts.
+    Prompts,
+}
+
+/// A client command with its arguments.
+#[derive(clap::Subcommand, Debug)]
+pub(crate) enum ClientCommand {
+    /// Connect and show the era, protocol revision, transport, server and capabilities.
+    #[command(after_help = "Example:\n  mcpkit info -- mcpkit serve --stdio")]
+    Info {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// List the server's tools, resources, resource templates or prompts.
+    #[command(after_help = "Example:\n  mcpkit list tools -- mcpkit serve --stdio")]
+    List {
+        /// What to list.
+        kind: ListKind,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Call a tool. Exits 1 when the tool reports an error (`isError: true`).
+    #[command(after_help = "Example:\n  mcpkit call echo --arg text=hello -- mcpkit serve --stdio")]
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object.
+        arguments: Option<String>,
+        /// An argument `KEY=VALUE`; VALUE is JSON when it parses as JSON, else a string.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Read a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Get a prompt.
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// An argument `KEY=VALUE`.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Ask for completions of a prompt argument or a resource template variable.
+    Complete {
+        /// Complete an argument of this prompt.
+        #[arg(long, value_name = "NAME", conflicts_with = "resource", required_unless_present = "resource")]
+        prompt: Option<String>,
+        /// Complete a variable of this resource template.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        resource: Option<String>,
+        /// The argument (or variable) to complete.
+        argument: String,
+        /// What has been typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Print change notifications as they arrive, until interrupted or the subscription ends.
+    Listen {
+        /// Tool list changes.
+        #[arg(long)]
+        tools: bool,
+        /// Prompt list changes.
+        #[arg(long)]
+        prompts: bool,
+        /// Resource list changes.
+        #[arg(long)]
+        resources: bool,
+        /// Updates of this resource (repeatable).
+        #[arg(long = "resource", value_name = "URI")]
+        resource: Vec<String>,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+}
+
+/// Runs a client command: 0 on success, 1 when a tool reported an error, 2 (with one line on
+/// stderr) for usage, transport and protocol errors.
+pub(crate) fn run(command: ClientCommand) -> ExitCode {
+    // Diagnostics (including a stdio server's stderr) only when asked for with RUST_LOG, so that
+    // a failure prints exactly one line.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
+    }
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mcpkit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(dispatch(command)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcpkit: {}", one_line(&e));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The error and its causes on one line.
+fn one_line(e: &anyhow::Error) -> String {
+    let text = format!("{e:#}");
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+fn target_of(command: &ClientCommand) -> &TargetArgs {
+    match command {
+        ClientCommand::Info { target }
+        | ClientCommand::List { target, .. }
+        | ClientCommand::Call { target, .. }
+        | ClientCommand::Read { target, .. }
+        | ClientCommand::Prompt { target, .. }
+        | ClientCommand::Complete { target, .. }
+        | ClientCommand::Listen { target, .. } => target,
+    }
+}
+
+/// Parses `KEY=VALUE`; VALUE as JSON when it parses, else as a string.
+pub(crate) fn parse_arg(arg: &str) -> anyhow::Result<(String, Value)> {
+    let Some((key, value)) = arg.split_once('=') else {
+        bail!("invalid --arg {arg:?}: expected KEY=VALUE");
+    };
+    if key.is_empty() {
+        bail!("invalid --arg {arg:?}: empty key");
+    }
+    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+    Ok((key.to_owned(), value))
+}
+
+fn tool_arguments(json: Option<&str>, args: &[String]) -> anyhow::Result<Value> {
+    let mut map = match json {
+        None => Map::new(),
+        Some(text) => match serde_json::from_str(text).context("invalid JSON arguments")? {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => bail!("the arguments must be a JSON object, not {other}"),
+        },
+    };
+    for arg in args {
+        let (key, value) = parse_arg(arg)?;
+        map.insert(key, value);
+    }
+    if map.is_empty() && json.is_none() { Ok(Value::Null) } else { Ok(Value::Object(map)) }
+}
+
+async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
+    // Check what needs no server before connecting.
+    let mut call_arguments = Value::Null;
+    let mut prompt_arguments = BTreeMap::new();
+    match &command {
+        ClientCommand::Call { arguments, args, .. } => {
+            call_arguments = tool_arguments(arguments.as_deref(), args)?;
+        }
+        ClientCommand::Prompt { args, .. } => {
+            for arg in args {
+                let (key, value) = parse_arg(arg)?;
+                let value = match value {
+                    Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                prompt_arguments.insert(key, value);
+            }
+        }
+        _ => {}
+    }
+    let target = target_of(&command);
+    let json = target.json || !std::io::stdout().is_terminal();
+    let client = target.connect().await?;
+    let result = execute(&client, &command, json, call_arguments, prompt_arguments).await;
+    client.close().await;
+    result
+}
+
+async fn execute(
+    client: &Client,
+    command: &ClientCommand,
+    json: bool,
+    call_arguments: Value,
+    prompt_arguments: BTreeMap<String, String>,
+) -> anyhow::Result<ExitCode> {
+    match command {
+        ClientCommand::Info { .. } => {
+            let info = json!({
+                "era": if client.era() == mcp_types::Era::Modern { "modern" } else { "legacy" },
+                "protocolVersion": client.protocol_version().as_str(),
+                "transport": match client.transport_kind() {
+                    mcp_client::transport::TransportKind::Stdio => "stdio",
+                    mcp_client::transport::TransportKind::StreamableHttp => "streamable-http",
+                    mcp_client::transport::TransportKind::HttpSse => "http+sse",
+                },
+                "serverInfo": client.server_info(),
+                "serverVersions": client.server_versions(),
+                "capabilities": client.server_capabilities(),
+                "instructions": client.instructions(),
+            });
+            output::print(json, &info, output::info);
+        }
+        ClientCommand::List { kind, .. } => {
+            let value = match kind {
+                ListKind::Tools => json!({ "tools": client.list_all_tools().await? }),
+                ListKind::Resources => json!({ "resources": client.list_all_resources().await? }),
+                ListKind::Templates => {
+                    json!({ "resourceTemplates": client.list_all_resource_templates().await? })
+                }
+                ListKind::Prompts => json!({ "prompts": client.list_all_prompts().await? }),
+            };
+            output::print(json, &value, output::list);
+        }
+        ClientCommand::Call { tool, .. } => {
+            let result = client.call_tool(tool, call_arguments).await?;
+            let failed = result.is_error == Some(true);
+            output::print(json, &serde_json::to_value(&result)?, output::call);
+            if failed {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        ClientCommand::Read { uri, .. } => {
+            let result = client.read_resource(uri).await?;
+            output::print(json, &serde_json::to_value(&result)?, output::read);
+        }
+        ClientCommand::Prompt { name, .. } => {
+            let result = client.get_prompt(name, prompt_arguments).await?;
+            output::print(json, &serde_json::to_value(&result)?, output::prompt);
+        }
+        ClientCommand::Complete { prompt, resource, argument, value, .. } => {
+            let params = match (prompt, resource) {
+                (Some(name), _) => CompleteRequestParams::new(PromptReference::new(name), argument, value),
+                (None, Some(uri)) => {
+                    CompleteRequestParams::new(ResourceTemplateReference::new(uri), argument, value)
+                }
+                (None, None) => bail!("give --prompt NAME or --resource URI_TEMPLATE"),
+            };
+            let result = client.complete(&params).await?;
+            output::print(json, &serde_json::to_value(&result)?, output::complete);
+        }
+        ClientCommand::Listen { tools, prompts, resources, resource, .. } => {
+            let filter = SubscriptionFilter {
+                tools_list_changed: tools.then_some(true),
+                prompts_list_changed: prompts.then_some(true),
+                resources_list_changed: resources.then_some(true),
+                resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
+                ..Default::default()
+            };
+            if filter.is_empty() {
+                bail!("nothing to listen for: give --tools, --prompts, --resources or --resource URI");
+            }
+            let mut subscription = client.listen(filter).await?;
+            while let Some(event) = subscription.next().await {
+                let value = match event {
+                    SubscriptionEvent::Acknowledged(filter) => json!({ "acknowledged": filter }),
+                    SubscriptionEvent::Notification(n) => notification_json(&n)?,
+                    SubscriptionEvent::Ended(Ok(())) => break,
+                    SubscriptionEvent::Ended(Err(e)) => return Err(e.into()),
+                };
+                output::event(json, &value);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A notification as `{"method": ..., "params": ...}`, the params as the server sent them.
+fn notification_json(n: &ServerNotification) -> anyhow::Result<Value> {
+    use serde_json::to_value;
+    let params = match n {
+        ServerNotification::Cancelled(p) => to_value(p)?,
+        ServerNotification::Progress(p) => to_value(p)?,
+        ServerNotification::LoggingMessage(p) => to_value(p)?,
+        ServerNotification::ResourceListChanged(p) => to_value(p)?,
+        ServerNotification::ResourceUpdated(p) => to_value(p)?,
+        ServerNotification::PromptListChanged(p) => to_value(p)?,
+        ServerNotification::ToolListChanged(p) => to_value(p)?,
+        ServerNotification::SubscriptionsAcknowledged(p) => to_value(p)?,
+        ServerNotification::ElicitationComplete(p) => to_value(p)?,
+        ServerNotification::TaskStatus(p) => to_value(p)?,
+        ServerNotification::Other { params, .. } => match params {
+            Some(text) => serde_json::from_str(text)?,
+            None => Value::Null,
+        },
+    };
+    let mut out = Map::new();
+    out.insert("method".into(), Value::String(n.method().to_owned()));
+    if !params.is_null() {
+        out.insert("params".into(), params);
+    }
+    Ok(Value::Object(out))
+}

@@ -1,0 +1,268 @@
+//! Rendering results: the exact JSON, or readable text on a terminal.
+
+use serde_json::Value;
+
+/// Prints `value` as one JSON document, or through `text` when `json` is false.
+pub(crate) fn print(json: bool, value: &Value, text: fn(&Value) -> String) {
+    if json {
+        println!("{value}");
+    } else {
+        let out = text(value);
+        print!("{out}");
+        if !out.is_empty() && !out.ends_with('\n') {
+            println!();
+        }
+    }
+}
+
+/// Prints one event of `listen`: a JSON line, or a readable line.
+pub(crate) fn event(json: bool, value: &Value) {
+    use std::io::Write;
+    if json {
+        println!("{value}");
+    } else if let Some(method) = value.get("method").and_then(Value::as_str) {
+        match value.get("params") {
+            Some(params) if params.as_object().is_some_and(|p| !p.is_empty()) => {
+                println!("{method} {params}")
+            }
+            _ => println!("{method}"),
+        }
+    } else {
+        println!("{value}");
+    }
+    let _ = std::io::stdout().flush();
+}
+
+fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+/// Aligned two-column rows.
+fn table(rows: &[(String, String)]) -> String {
+    let width = rows.iter().map(|(a, _)| a.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (a, b) in rows {
+        if b.is_empty() {
+            out.push_str(a);
+        } else {
+            out.push_str(&format!("{a:<width$}  {b}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `[title — ]description`, first line only.
+fn describe(item: &Value) -> String {
+    let description = str_of(item, "description").and_then(|d| d.lines().next()).unwrap_or("");
+    match str_of(item, "title") {
+        Some(title) if !description.is_empty() => format!("{title} — {description}"),
+        Some(title) => title.to_owned(),
+        None => description.to_owned(),
+    }
+}
+
+/// `list tools|resources|templates|prompts`.
+pub(crate) fn list(value: &Value) -> String {
+    let (items, key) = if let Some(items) = value.get("tools") {
+        (items, "name")
+    } else if let Some(items) = value.get("resources") {
+        (items, "uri")
+    } else if let Some(items) = value.get("resourceTemplates") {
+        (items, "uriTemplate")
+    } else {
+        (value.get("prompts").unwrap_or(&Value::Null), "name")
+    };
+    let rows: Vec<(String, String)> = items
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|item| {
+            let mut text = describe(item);
+            if key != "name"
+                && let Some(name) = str_of(item, "name")
+            {
+                text = if text.is_empty() { name.to_owned() } else { format!("{name}: {text}") };
+            }
+            (str_of(item, key).unwrap_or("?").to_owned(), text)
+        })
+        .collect();
+    if rows.is_empty() { "(none)\n".to_owned() } else { table(&rows) }
+}
+
+/// The decoded size of base64 data.
+fn base64_len(data: &str) -> usize {
+    let data = data.trim_end_matches('=');
+    data.len() * 3 / 4
+}
+
+fn resource_contents(contents: &Value) -> String {
+    let uri = str_of(contents, "uri").unwrap_or("?");
+    let mime = str_of(contents, "mimeType").unwrap_or("application/octet-stream");
+    if let Some(text) = str_of(contents, "text") {
+        format!("{uri}\n{text}")
+    } else if let Some(blob) = str_of(contents, "blob") {
+        format!("{uri}\n[blob {mime}, {} bytes]", base64_len(blob))
+    } else {
+        format!("{uri}\n{}", pretty(contents))
+    }
+}
+
+/// One content block.
+fn block(block: &Value) -> String {
+    let mime = str_of(block, "mimeType").unwrap_or("?");
+    let size = || str_of(block, "data").map(base64_len).unwrap_or(0);
+    match str_of(block, "type") {
+        Some("text") => str_of(block, "text").unwrap_or("").to_owned(),
+        Some("image") => format!("[image {mime}, {} bytes]", size()),
+        Some("audio") => format!("[audio {mime}, {} bytes]", size()),
+        Some("resource_link") => {
+            let uri = str_of(block, "uri").unwrap_or("?");
+            match str_of(block, "name") {
+                Some(name) => format!("[resource link {uri} ({name})]"),
+                None => format!("[resource link {uri}]"),
+            }
+        }
+        Some("resource") => resource_contents(block.get("resource").unwrap_or(&Value::Null)),
+        _ => pretty(block),
+    }
+}
+
+fn blocks(content: Option<&Value>) -> Vec<String> {
+    content.and_then(Value::as_array).map(|a| a.iter().map(block).collect()).unwrap_or_default()
+}
+
+/// `call`: the content blocks, then the structured content.
+pub(crate) fn call(value: &Value) -> String {
+    let mut parts = Vec::new();
+    if value.get("isError") == Some(&Value::Bool(true)) {
+        parts.push("(the tool reported an error)".to_owned());
+    }
+    let structured = value.get("structuredContent");
+    for b in value.get("content").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default() {
+        // The text serialization of the structured content is shown once, pretty-printed.
+        let duplicate = structured.is_some_and(|s| {
+            str_of(b, "text").and_then(|t| serde_json::from_str::<Value>(t).ok()).as_ref() == Some(s)
+        });
+        if !duplicate {
+            parts.push(block(b));
+        }
+    }
+    if let Some(structured) = structured {
+        parts.push(pretty(structured));
+    }
+    parts.join("\n")
+}
+
+/// `read`: each contents' URI and text.
+pub(crate) fn read(value: &Value) -> String {
+    let contents = value.get("contents").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default();
+    contents.iter().map(resource_contents).collect::<Vec<_>>().join("\n\n")
+}
+
+/// `prompt`: the description, then each message with its role.
+pub(crate) fn prompt(value: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(description) = str_of(value, "description") {
+        parts.push(description.to_owned());
+    }
+    for message in value.get("messages").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default() {
+        let role = str_of(message, "role").unwrap_or("?");
+        let content = message.get("content").unwrap_or(&Value::Null);
+        let text = match content {
+            Value::Array(_) => blocks(Some(content)).join("\n"),
+            other => block(other),
+        };
+        parts.push(format!("[{role}]\n{text}"));
+    }
+    parts.join("\n\n")
+}
+
+/// `complete`: one value a line.
+pub(crate) fn complete(value: &Value) -> String {
+    let completion = value.get("completion").unwrap_or(&Value::Null);
+    let values = completion.get("values").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default();
+    let mut out: String = values.iter().map(|v| format!("{}\n", v.as_str().unwrap_or("?"))).collect();
+    if completion.get("hasMore") == Some(&Value::Bool(true)) {
+        match completion.get("total").and_then(Value::as_u64) {
+            Some(total) => out.push_str(&format!("(more: {total} in all)\n")),
+            None => out.push_str("(more)\n"),
+        }
+    }
+    out
+}
+
+/// `info`.
+pub(crate) fn info(value: &Value) -> String {
+    let server = value.get("serverInfo").unwrap_or(&Value::Null);
+    let name = match (str_of(server, "name"), str_of(server, "version")) {
+        (Some(n), Some(v)) => format!("{n} {v}"),
+        (Some(n), None) => n.to_owned(),
+        _ => "(not given)".to_owned(),
+    };
+    let mut rows = vec![
+        ("server".to_owned(), name),
+        ("protocol".to_owned(), str_of(value, "protocolVersion").unwrap_or("?").to_owned()),
+        ("era".to_owned(), str_of(value, "era").unwrap_or("?").to_owned()),
+        ("transport".to_owned(), str_of(value, "transport").unwrap_or("?").to_owned()),
+    ];
+    if let Some(versions) = value.get("serverVersions").and_then(Value::as_array) {
+        let list: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
+        rows.push(("supports".to_owned(), list.join(", ")));
+    }
+    if let Some(caps) = value.get("capabilities").and_then(Value::as_object) {
+        let names: Vec<&str> = caps.keys().map(String::as_str).collect();
+        rows.push(("capabilities".to_owned(), names.join(", ")));
+    }
+    let mut out = table(&rows);
+    if let Some(instructions) = str_of(value, "instructions") {
+        out.push_str(&format!("\n{instructions}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn lists_are_aligned_tables() {
+        let text = list(&json!({"tools": [
+            {"name": "echo", "description": "Say it back"},
+            {"name": "countdown", "title": "Countdown", "description": "Count\nsecond line"},
+        ]}));
+        assert_eq!(text, "echo       Say it back\ncountdown  Countdown — Count\n");
+        assert_eq!(list(&json!({"prompts": []})), "(none)\n");
+    }
+
+    #[test]
+    fn content_blocks_are_summarised() {
+        let text = call(&json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+                {"type": "audio", "data": "AAA=", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "demo://x", "text": "inside"}},
+                {"type": "text", "text": "{\"sum\":3}"},
+            ],
+            "structuredContent": {"sum": 3},
+        }));
+        assert_eq!(
+            text,
+            "hello\n[image image/png, 3 bytes]\n[audio audio/wav, 2 bytes]\ndemo://x\ninside\n{\n  \"sum\": 3\n}"
+        );
+    }
+
+    #[test]
+    fn completions_one_a_line() {
+        let text = complete(&json!({"completion": {"values": ["a", "b"], "hasMore": true, "total": 9}}));
+        assert_eq!(text, "a\nb\n(more: 9 in all)\n");
+    }
+}

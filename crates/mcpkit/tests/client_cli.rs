@@ -1,0 +1,309 @@
+//! The real `mcpkit` binary as an MCP client, against `mcpkit serve` over stdio and HTTP and
+//! through an `mcpServers` config file. Stdout is a pipe here, so the output is JSON.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcpkit");
+
+/// Runs `mcpkit args...` and returns (exit status, stdout, stderr).
+fn mcpkit(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .env_remove("MCPKIT_CONFIG")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcpkit");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `mcpkit <args> -- mcpkit serve --stdio`.
+fn stdio(args: &[&str]) -> (i32, String, String) {
+    let mut all = args.to_vec();
+    all.extend(["--", BIN, "serve", "--stdio"]);
+    mcpkit(&all)
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not one JSON document ({e}): {out}"))
+}
+
+fn tool_names(result: &serde_json::Value) -> Vec<String> {
+    result["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+fn assert_demo_tools(out: &str) {
+    let names = tool_names(&json(out));
+    for expected in ["echo", "add", "countdown", "greet_me", "haiku", "fail"] {
+        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+    }
+}
+
+fn text_of(result: &serde_json::Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap()
+}
+
+#[test]
+fn list_tools_over_stdio() {
+    let (code, out, err) = stdio(&["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert_demo_tools(&out);
+}
+
+#[test]
+fn list_resources_templates_prompts_over_stdio() {
+    let (code, out, err) = stdio(&["list", "resources"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["resources"][0]["uri"], "demo://readme");
+    let (code, out, err) = stdio(&["list", "templates"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["resourceTemplates"][0]["uriTemplate"], "demo://notes/{id}");
+    let (code, out, err) = stdio(&["list", "prompts"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["prompts"][0]["name"], "poem");
+}
+
+#[test]
+fn call_echo_with_json_and_with_arg() {
+    let (code, out, err) = stdio(&["call", "echo", r#"{"text":"hello"}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text_of(&json(&out)), "hello");
+
+    let (code, out, err) = stdio(&["call", "echo", "--arg", "text=from arg"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text_of(&json(&out)), "from arg");
+
+    // --arg values are JSON when they parse: numbers for add.
+    let (code, out, err) = stdio(&["call", "add", "--arg", "a=2", "--arg", "b=3.5"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["structuredContent"]["sum"], 5.5);
+}
+
+#[test]
+fn call_fail_exits_1() {
+    let (code, out, _) = stdio(&["call", "fail"]);
+    assert_eq!(code, 1);
+    assert_eq!(json(&out)["isError"], true);
+}
+
+#[test]
+fn call_unknown_tool_exits_2_with_one_line() {
+    let (code, out, err) = stdio(&["call", "no_such_tool"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("mcpkit: "), "{err}");
+}
+
+#[test]
+fn read_readme() {
+    let (code, out, err) = stdio(&["read", "demo://readme"]);
+    assert_eq!(code, 0, "{err}");
+    let result = json(&out);
+    assert_eq!(result["contents"][0]["uri"], "demo://readme");
+    assert!(result["contents"][0]["text"].as_str().unwrap().contains("mcpkit demo"));
+}
+
+#[test]
+fn prompt_poem_with_arg() {
+    let (code, out, err) = stdio(&["prompt", "poem", "--arg", "subject=sea"]);
+    assert_eq!(code, 0, "{err}");
+    let result = json(&out);
+    assert!(result["messages"][0]["content"]["text"].as_str().unwrap().contains("sea"), "{result}");
+}
+
+#[test]
+fn info_reports_era_version_and_server() {
+    let (code, out, err) = stdio(&["info"]);
+    assert_eq!(code, 0, "{err}");
+    let info = json(&out);
+    assert_eq!(info["era"], "modern");
+    assert_eq!(info["protocolVersion"], "2026-07-28");
+    assert_eq!(info["transport"], "stdio");
+    assert_eq!(info["serverInfo"]["name"], "mcpkit-demo");
+
+    let (code, out, err) = stdio(&["info", "--protocol-version", "2025-06-18"]);
+    assert_eq!(code, 0, "{err}");
+    let info = json(&out);
+    assert_eq!(info["era"], "legacy");
+    assert_eq!(info["protocolVersion"], "2025-06-18");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    // No server at all.
+    let (code, out, err) = mcpkit(&["list", "tools"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("mcpkit: "), "{err}");
+    // A malformed --arg.
+    let (code, _, err) = stdio(&["call", "echo", "--arg", "novalue"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("KEY=VALUE"), "{err}");
+    // Arguments that are not an object.
+    let (code, _, _) = stdio(&["call", "echo", "[1]"]);
+    assert_eq!(code, 2);
+    // An unknown list kind (clap).
+    let (code, _, _) = stdio(&["list", "widgets"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn complete_prompt_and_template_arguments() {
+    let (code, out, err) = stdio(&["complete", "--prompt", "poem", "style", "s"]);
+    assert_eq!(code, 0, "{err}");
+    let values = json(&out)["completion"]["values"].clone();
+    assert!(values.as_array().unwrap().iter().any(|v| v == "sonnet"), "{values}");
+
+    let (code, out, err) = stdio(&["complete", "--resource", "demo://notes/{id}", "id"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json(&out)["completion"]["values"].as_array().is_some());
+
+    // Neither --prompt nor --resource.
+    let (code, _, _) = stdio(&["complete", "style"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn listen_prints_one_json_line_per_event() {
+    let mut child = Command::new(BIN)
+        .args(["listen", "--tools", "--resource", "demo://readme", "--", BIN, "serve", "--stdio"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn mcpkit listen");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let event = json(&line);
+    assert_eq!(event["acknowledged"]["toolsListChanged"], true, "{event}");
+    assert_eq!(event["acknowledged"]["resourceSubscriptions"][0], "demo://readme", "{event}");
+
+    // Nothing asked for is a usage error.
+    let (code, _, err) = stdio(&["listen"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nothing to listen for"), "{err}");
+}
+
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start() -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit serve --http");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let url = loop {
+            line.clear();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                let _ = child.kill();
+                panic!("mcpkit serve --http exited before listening");
+            }
+            if let Some(url) = line.trim().strip_prefix("listening on ") {
+                break url.to_owned();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while stderr.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+                sink.clear();
+            }
+        });
+        HttpServer { child, url }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn over_http() {
+    let server = HttpServer::start();
+    let url = server.url.as_str();
+    let (code, out, err) = mcpkit(&["list", "tools", "--url", url]);
+    assert_eq!(code, 0, "{err}");
+    assert_demo_tools(&out);
+
+    let (code, out, err) = mcpkit(&["call", "echo", "--url", url, "--arg", "text=over http"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text_of(&json(&out)), "over http");
+
+    let (code, _, _) = mcpkit(&["call", "fail", "--url", url]);
+    assert_eq!(code, 1);
+
+    let (code, _, err) = mcpkit(&["call", "no_such_tool", "--url", url]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+
+    let (code, out, err) = mcpkit(&["info", "--url", url]);
+    assert_eq!(code, 0, "{err}");
+    let info = json(&out);
+    assert_eq!(info["transport"], "streamable-http");
+    assert_eq!(info["serverInfo"]["name"], "mcpkit-demo");
+
+    let (code, out, err) = mcpkit(&["read", "demo://readme", "--url", url]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["contents"][0]["uri"], "demo://readme");
+}
+
+#[test]
+fn via_config_file() {
+    let server = HttpServer::start();
+    let dir = std::env::temp_dir().join(format!("mcpkit-client-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.json");
+    let config = serde_json::json!({
+        "mcpServers": {
+            "demo": { "command": BIN, "args": ["serve", "--stdio"], "env": { "RUST_LOG": "warn" } },
+            "web": { "url": server.url, "headers": { "x-test": "yes" } },
+        }
+    });
+    std::fs::write(&path, config.to_string()).unwrap();
+    let file = path.to_str().unwrap();
+
+    let (code, out, err) = mcpkit(&["list", "tools", "--config", file, "--server", "demo"]);
+    assert_eq!(code, 0, "{err}");
+    assert_demo_tools(&out);
+
+    let (code, out, err) =
+        mcpkit(&["call", "echo", "--config", file, "--server", "web", "--arg", "text=cfg"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text_of(&json(&out)), "cfg");
+
+    // $MCPKIT_CONFIG names the file when --config is not given.
+    let out = Command::new(BIN)
+        .args(["prompt", "poem", "--arg", "subject=sea", "--server", "demo"])
+        .env("MCPKIT_CONFIG", file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // An unknown server name is a usage error.
+    let (code, _, err) = mcpkit(&["list", "tools", "--config", file, "--server", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+
+    let _ = std::fs::remove_dir_all(&dir);
+}
