@@ -79,17 +79,11 @@ impl Client {
 
     /// [`Client::list_all_tools`] with options (applied to each page).
     pub async fn list_all_tools_with(&self, options: &RequestOptions) -> Result<Vec<Tool>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        all_pages("tools/list", |cursor| async move {
             let page = self.list_tools_with(cursor.as_deref(), options).await?;
-            all.extend(page.tools);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(too_many_pages("tools/list"))
+            Ok((page.tools, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/list`.
@@ -99,17 +93,11 @@ impl Client {
 
     /// Every resource.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        all_pages("resources/list", |cursor| async move {
             let page = self.list_resources(cursor.as_deref()).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(too_many_pages("resources/list"))
+            Ok((page.resources, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `resources/templates/list`.
@@ -122,17 +110,11 @@ impl Client {
 
     /// Every resource template.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        all_pages("resources/templates/list", |cursor| async move {
             let page = self.list_resource_templates(cursor.as_deref()).await?;
-            all.extend(page.resource_templates);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(too_many_pages("resources/templates/list"))
+            Ok((page.resource_templates, page.next_cursor))
+        })
+        .await
     }
 
     /// One page of `prompts/list`.
@@ -142,17 +124,11 @@ impl Client {
 
     /// Every prompt.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor: Option<String> = None;
-        for _ in 0..MAX_PAGES {
+        all_pages("prompts/list", |cursor| async move {
             let page = self.list_prompts(cursor.as_deref()).await?;
-            all.extend(page.prompts);
-            match page.next_cursor {
-                Some(c) => cursor = Some(c),
-                None => return Ok(all),
-            }
-        }
-        Err(too_many_pages("prompts/list"))
+            Ok((page.prompts, page.next_cursor))
+        })
+        .await
     }
 
     /// `tools/call` with JSON arguments (an object, or `null` for none).
@@ -365,6 +341,26 @@ fn retryable(e: &ClientError, retry_safe: bool) -> bool {
         ClientError::Transport { outcome: Outcome::Unknown, .. } => retry_safe,
         _ => false,
     }
+}
+
+/// Follows `nextCursor` from the first page to the last (at most [`MAX_PAGES`]), collecting the
+/// items of every page.
+async fn all_pages<T, F, Fut>(method: &str, mut page: F) -> Result<Vec<T>, ClientError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ClientError>>,
+{
+    let mut all = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_PAGES {
+        let (items, next) = page(cursor.take()).await?;
+        all.extend(items);
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(all),
+        }
+    }
+    Err(too_many_pages(method))
 }
 
 fn too_many_pages(method: &str) -> ClientError {
