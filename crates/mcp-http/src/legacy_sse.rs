@@ -100,7 +100,7 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
     let id = new_id();
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     let sink: Arc<dyn MessageSink> = Arc::new(StreamSink(tx.clone()));
     let connection = Connection::new(sink.clone());
     let owner = auth.map(|a| a.key);
@@ -113,21 +113,7 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
     let keep_alive = state.http.config.keep_alive;
     tokio::spawn(async move {
         if body_tx.send(endpoint_event(&id)).await.is_ok() {
-            let mut ticker = tokio::time::interval(keep_alive);
-            ticker.tick().await;
-            loop {
-                let chunk = tokio::select! {
-                    message = rx.recv() => match message {
-                        Some(json) => sse::event(&json),
-                        None => break,
-                    },
-                    _ = ticker.tick() => sse::comment(),
-                    _ = body_tx.closed() => break,
-                };
-                if body_tx.send(chunk).await.is_err() {
-                    break;
-                }
-            }
+            sse::pump(rx, body_tx, keep_alive).await;
         }
         // The client went away: the session ends with its stream.
         state.forget(&id);

@@ -424,29 +424,12 @@ async fn get(state: Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticat
     if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
         return resume(&state, &session, last);
     }
-    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     if !session.outbox.open(tx) {
         return (StatusCode::CONFLICT, "a GET stream is already open for this session").into_response();
     }
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
-    let keep_alive = state.config.keep_alive;
-    tokio::spawn(async move {
-        let mut ticker = tokio::time::interval(keep_alive);
-        ticker.tick().await;
-        loop {
-            let chunk = tokio::select! {
-                message = rx.recv() => match message {
-                    Some(json) => sse::event(&json),
-                    None => return,
-                },
-                _ = ticker.tick() => sse::comment(),
-                _ = body_tx.closed() => return,
-            };
-            if body_tx.send(chunk).await.is_err() {
-                return;
-            }
-        }
-    });
+    tokio::spawn(sse::pump(rx, body_tx, state.config.keep_alive));
     sse_response(body_rx)
 }
 

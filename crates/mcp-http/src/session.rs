@@ -25,6 +25,11 @@ impl Outbox {
         *stream = Some(tx);
         true
     }
+
+    /// Ends the GET stream, if one is open (the session is over).
+    pub(crate) fn close(&self) {
+        self.stream.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
 }
 
 impl MessageSink for Outbox {
@@ -115,6 +120,7 @@ impl Sessions {
         let removed = self.map.write().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(session) = &removed {
             session.connection.close();
+            session.outbox.close();
         }
         removed
     }

@@ -38,6 +38,31 @@ pub(crate) fn comment() -> Bytes {
     Bytes::from_static(b": keep-alive\n\n")
 }
 
+/// Forwards JSON-RPC messages from `messages` to an SSE body as `message` events, with a
+/// keep-alive comment after every `keep_alive` of silence. Returns when the producer side closes
+/// (`messages` ends) or the client goes away (`body` is closed or refuses a chunk).
+pub(crate) async fn pump(
+    mut messages: mpsc::Receiver<Vec<u8>>,
+    body: mpsc::Sender<Bytes>,
+    keep_alive: std::time::Duration,
+) {
+    let mut ticker = tokio::time::interval(keep_alive);
+    ticker.tick().await;
+    loop {
+        let chunk = tokio::select! {
+            message = messages.recv() => match message {
+                Some(json) => event(&json),
+                None => return,
+            },
+            _ = ticker.tick() => comment(),
+            _ = body.closed() => return,
+        };
+        if body.send(chunk).await.is_err() {
+            return;
+        }
+    }
+}
+
 /// A response body that yields what the channel delivers; dropping it (the client went away)
 /// closes the channel, which the producer notices.
 pub(crate) struct ChannelBody(pub(crate) mpsc::Receiver<Bytes>);

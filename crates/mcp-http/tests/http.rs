@@ -335,3 +335,50 @@ async fn legacy_streams_resume_with_last_event_id() {
     let other = [("accept", "text/event-stream"), ("mcp-session-id", "nope"), ("last-event-id", id.as_str())];
     assert_eq!(http(addr, "GET", &other, "").await.status, 404);
 }
+
+#[tokio::test]
+async fn legacy_get_streams_carry_keep_alives_and_end_with_their_session() {
+    let server =
+        Server::builder("http-test", "1").tools(Tools::new().add("echo", "Echo", echo)).build().unwrap();
+    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = bound.local_addr();
+    let config = mcp_http::HttpConfig { keep_alive: Duration::from_millis(50), ..Default::default() };
+    tokio::spawn(mcp_http::serve(server, bound, Some(config)));
+    let json_headers =
+        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+    let r = http(
+        addr,
+        "POST",
+        &json_headers,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    )
+    .await;
+    let session = r.header("mcp-session-id").expect("a session id").to_owned();
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\naccept: text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\nmcp-session-id: {session}\r\n\r\n",
+        addr.port()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !String::from_utf8_lossy(&seen).contains(": keep-alive\n\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("no keep-alive on the GET stream")
+            .unwrap();
+        assert!(n > 0, "the GET stream ended early: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&seen).starts_with("HTTP/1.1 200"));
+    // Ending the session ends its stream: the chunked body is terminated.
+    assert_eq!(http(addr, "DELETE", &[("mcp-session-id", &session)], "").await.status, 200);
+    while !String::from_utf8_lossy(&seen).ends_with("\r\n0\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("the GET stream outlived its session")
+            .unwrap();
+        assert!(n > 0, "connection closed without ending the body");
+        seen.extend_from_slice(&buf[..n]);
+    }
+}
