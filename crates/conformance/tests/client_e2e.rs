@@ -24,15 +24,15 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_client::transport::TransportKind;
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, ClientError, EraCache, Handlers, RequestOptions, SubscriptionEvent};
+use mcp_testkit::process::ListeningProcess;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CreateMessageRequestParams,
     CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitValue, Era, ErrorObject, ListRootsResult,
@@ -46,8 +46,6 @@ use serde_json::{Value, json};
 const PROBE: Duration = Duration::from_secs(30);
 /// How long any one client step may take.
 const STEP: Duration = Duration::from_secs(60);
-/// How long the HTTP server may take to print its address.
-const SERVER_START: Duration = Duration::from_secs(30);
 
 const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 
@@ -175,57 +173,17 @@ async fn connect_http(builder: ClientBuilder, url: String) -> Client {
 }
 
 /// A running `conformance-server --http 127.0.0.1:0`, killed on drop.
-struct HttpServer {
-    child: Child,
-    /// `http://127.0.0.1:PORT`.
-    origin: String,
-}
+struct HttpServer(ListeningProcess);
 
 impl HttpServer {
     fn start() -> Self {
-        let program = env!("CARGO_BIN_EXE_conformance-server");
-        let mut child = Command::new(program)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
-        let stderr = child.stderr.take().expect("piped stderr");
-        let (first, lines) = mpsc::channel();
-        // Drains stderr for as long as the server runs (a full pipe would block its logging).
-        std::thread::spawn(move || {
-            let mut first = Some(first);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                match first.take() {
-                    Some(sender) => {
-                        let _ = sender.send(line);
-                    }
-                    None => eprintln!("[conformance-server] {line}"),
-                }
-            }
-        });
-        let mut server = HttpServer { child, origin: String::new() };
-        let line = match lines.recv_timeout(SERVER_START) {
-            Ok(line) => line,
-            Err(_) => panic!("conformance-server printed no address within {} s", SERVER_START.as_secs()),
-        };
-        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected {line:?}"));
-        server.origin =
-            url.strip_suffix("/mcp").unwrap_or_else(|| panic!("unexpected address {url:?}")).into();
-        server
+        let mut command = Command::new(env!("CARGO_BIN_EXE_conformance-server"));
+        command.args(["--http", "127.0.0.1:0"]);
+        HttpServer(ListeningProcess::start(command))
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.origin)
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        format!("{}{path}", self.0.origin())
     }
 }
 

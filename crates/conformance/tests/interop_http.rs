@@ -23,18 +23,11 @@ mod interop;
 
 use interop::*;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Duration;
+use std::process::Command;
 
+use mcp_testkit::process::ListeningProcess;
 use serde_json::Value;
-
-/// How long the server may take to print its address.
-const SERVER_START_TIMEOUT: Duration = Duration::from_secs(20);
 
 #[test]
 fn python_modern() {
@@ -89,83 +82,22 @@ fn run_node(name: &str, script: &str, flag: &str, path: &str) {
 }
 
 /// A running `conformance-server --http 127.0.0.1:0`, killed on drop.
-struct Server {
-    child: Child,
-    /// `http://127.0.0.1:PORT`, from the first line of its stderr.
-    origin: String,
-    /// Everything it has written on stderr so far (drained by a thread).
-    stderr: Arc<Mutex<String>>,
-}
+struct Server(ListeningProcess);
 
 impl Server {
     fn start() -> Self {
-        let program = env!("CARGO_BIN_EXE_conformance-server");
-        let mut child = Command::new(program)
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let first_line = drain_lines(child.stderr.take().expect("piped stderr"), Arc::clone(&stderr));
-        let mut server = Server { child, origin: String::new(), stderr };
-        match first_line.recv_timeout(SERVER_START_TIMEOUT) {
-            Ok(line) => {
-                let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| {
-                    panic!("conformance-server's first stderr line is not `listening on URL`: {line:?}")
-                });
-                let origin = url.strip_suffix("/mcp").unwrap_or_else(|| panic!("unexpected address {url:?}"));
-                server.origin = origin.to_owned();
-            }
-            Err(_) => panic!(
-                "conformance-server printed no address within {} s; stderr:\n{}",
-                SERVER_START_TIMEOUT.as_secs(),
-                server.stderr()
-            ),
-        }
-        server
+        let mut command = Command::new(env!("CARGO_BIN_EXE_conformance-server"));
+        command.args(["--http", "127.0.0.1:0"]);
+        Server(ListeningProcess::start(command))
     }
 
     fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.origin)
+        format!("{}{path}", self.0.origin())
     }
 
     fn stderr(&self) -> String {
-        self.stderr.lock().map(|text| text.clone()).unwrap_or_default()
+        self.0.stderr()
     }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Reads `pipe` line by line into `sink` on a thread; the first line is also sent on the channel.
-fn drain_lines(pipe: ChildStderr, sink: Arc<Mutex<String>>) -> Receiver<String> {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let mut reader = BufReader::new(pipe);
-        let mut first = Some(sender);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if let Ok(mut text) = sink.lock() {
-                        text.push_str(&line);
-                    }
-                    if let Some(sender) = first.take() {
-                        let _ = sender.send(line.clone());
-                    }
-                }
-            }
-        }
-    });
-    receiver
 }
 
 fn run_client(name: &str, program: &Path, args: &[String], server: &Server) {

@@ -36,17 +36,16 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use mcp_client::transport::TransportError;
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, ClientError, Outcome};
+use mcp_testkit::process::ListeningProcess;
 use mcp_types::{CallToolResult, ContentBlock, Era, GetPromptResult, ProtocolVersion, ResourceContents};
 use serde_json::{Value, json};
 
@@ -59,8 +58,6 @@ const CONNECT: Duration = Duration::from_secs(60);
 const PROBE: Duration = Duration::from_secs(30);
 /// How long any one client call may take.
 const STEP: Duration = Duration::from_secs(30);
-/// How long an HTTP server may take to print its readiness line.
-const SERVER_START: Duration = Duration::from_secs(60);
 /// How long a call pending when its server is killed may take to fail.
 const AFTER_KILL: Duration = Duration::from_secs(10);
 
@@ -209,9 +206,8 @@ fn sigkill(pid: u32) {
 /// The Python interop server over Streamable HTTP on 127.0.0.1, a child of the test; dropping
 /// it kills it.
 struct HttpServer {
-    child: Child,
+    process: ListeningProcess,
     url: String,
-    log: Arc<Mutex<String>>,
 }
 
 impl HttpServer {
@@ -226,52 +222,17 @@ impl HttpServer {
         if let Some(started) = started {
             command.arg("--started-file").arg(started);
         }
-        let mut child = command
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start the Python HTTP server: {e}"));
-        let log = Arc::new(Mutex::new(String::new()));
-        let (ready, url) = mpsc::channel();
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if let Some((_, rest)) = line.split_once("listening on ") {
-                    let url = rest.split_whitespace().next().unwrap_or_default().to_owned();
-                    let _ = ready.send(url);
-                }
-                let mut log = sink.lock().unwrap_or_else(|p| p.into_inner());
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let mut server = HttpServer { child, url: String::new(), log };
-        match url.recv_timeout(SERVER_START) {
-            Ok(url) => server.url = url,
-            Err(_) => {
-                server.kill();
-                panic!("the Python HTTP server did not get ready; its stderr:\n{}", server.log());
-            }
-        }
-        server
+        let process = ListeningProcess::start(command);
+        let url = process.url().to_owned();
+        HttpServer { process, url }
     }
 
     fn log(&self) -> String {
-        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.process.stderr()
     }
 
     fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.kill();
+        self.process.kill();
     }
 }
 

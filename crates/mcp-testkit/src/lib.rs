@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
+pub mod process;
+
 /// The specification folder: `$MCPKIT_SPEC_DIR`, or `shared/spec` beside the repository.
 pub fn spec_dir() -> PathBuf {
     let dir = std::env::var_os("MCPKIT_SPEC_DIR")
