@@ -129,7 +129,14 @@ impl Engine {
             kind: OutgoingKind::Notification { method: method.to_string() },
             protocol_version: version,
         };
-        self.transport.send(outgoing).await.map_err(ClientError::transport)
+        self.send(outgoing).await.map_err(ClientError::transport)
+    }
+
+    /// Hands one message to the transport: every message the client sends goes through here,
+    /// so the wire trace sees each one, exactly as sent.
+    pub(crate) async fn send(&self, outgoing: Outgoing) -> Result<(), TransportError> {
+        crate::wire::sent(&outgoing.body);
+        self.transport.send(outgoing).await
     }
 
     /// Sends one request and waits for its answer (progress and tagged notifications go to
@@ -165,7 +172,6 @@ impl Engine {
                 && self.cancel_by_notification.load(Ordering::Acquire),
             version: options.version,
         };
-        tracing::debug!(target: "mcp_client::wire", id = ?id, method, "→ request");
         let outgoing = Outgoing {
             body,
             kind: OutgoingKind::Request {
@@ -175,7 +181,7 @@ impl Engine {
             },
             protocol_version: options.version,
         };
-        if let Err(error) = self.transport.send(outgoing).await {
+        if let Err(error) = self.send(outgoing).await {
             guard.disarm();
             return Err(answer_from_http_error(error));
         }
@@ -237,29 +243,25 @@ impl Engine {
             }
         };
         match message {
-            Message::Response(response) => {
-                tracing::debug!(target: "mcp_client::wire", id = ?response.id, "← response");
-                match response.id {
-                    ResponseId::Id(id) => {
-                        if !self.deliver(&id, CallEvent::Answer(response.result)) {
-                            tracing::debug!(target: "mcp_client", id = ?id, "answer to a request nobody waits for");
-                        }
+            Message::Response(response) => match response.id {
+                ResponseId::Id(id) => {
+                    if !self.deliver(&id, CallEvent::Answer(response.result)) {
+                        tracing::debug!(target: "mcp_client", id = ?id, "answer to a request nobody waits for");
                     }
-                    _ => match response.result {
-                        Err(error) => {
-                            tracing::warn!(target: "mcp_client", code = error.code, "server error without id: {}", error.message)
-                        }
-                        Ok(_) => tracing::warn!(target: "mcp_client", "result without id ignored"),
-                    },
                 }
-            }
+                _ => match response.result {
+                    Err(error) => {
+                        tracing::warn!(target: "mcp_client", code = error.code, "server error without id: {}", error.message)
+                    }
+                    Ok(_) => tracing::warn!(target: "mcp_client", "result without id ignored"),
+                },
+            },
             Message::Notification(n) => self.on_notification(n),
             Message::Request(request) => self.on_request(request),
         }
     }
 
     fn on_notification(&self, n: Notification) {
-        tracing::debug!(target: "mcp_client::wire", method = %n.method, "← notification");
         if n.method == "notifications/progress" {
             if let Ok(p) = n.params_as::<ProgressNotificationParams>() {
                 let token = p.progress_token.clone();
@@ -291,7 +293,6 @@ impl Engine {
     }
 
     fn on_request(self: &Arc<Self>, request: Request) {
-        tracing::debug!(target: "mcp_client::wire", id = ?request.id, method = %request.method, "← server request");
         let engine = self.clone();
         let id = request.id.clone();
         let task = tokio::spawn(async move {
@@ -309,7 +310,7 @@ impl Engine {
                 kind: OutgoingKind::Response,
                 protocol_version: version,
             };
-            if let Err(e) = engine.transport.send(outgoing).await {
+            if let Err(e) = engine.send(outgoing).await {
                 tracing::warn!(target: "mcp_client", "could not answer the server's {}: {e}", request.method);
             }
         });
@@ -358,7 +359,10 @@ async fn read_loop(engine: Weak<Engine>, mut inbound: InboundReceiver) {
     while let Some(event) = inbound.recv().await {
         let Some(engine) = engine.upgrade() else { return };
         match event {
-            Inbound::Message(bytes) => engine.on_message(bytes).await,
+            Inbound::Message(bytes) => {
+                crate::wire::received(&bytes);
+                engine.on_message(bytes).await
+            }
             Inbound::Unanswered { id, error } => {
                 engine.deliver(&id, CallEvent::Failed(ClientError::lost(error)));
             }

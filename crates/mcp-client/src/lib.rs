@@ -32,6 +32,19 @@
 //!
 //! Errors are [`ClientError`]s; [`ClientError::outcome`] says whether the request certainly did
 //! not run, was answered, or has an unknown outcome.
+//!
+//! # Tracing
+//!
+//! * [`WIRE_TARGET`] (`mcp_client::wire`, level `trace`): the wire trace — every JSON-RPC
+//!   message sent (`-> {json}`) or received (`<- {json}`), the exact bytes, whatever the
+//!   transport; and one status line per HTTP exchange of the transports and of the
+//!   authorization layer (`HTTP POST http://host/mcp -> 200 OK (text/event-stream)`, redirects,
+//!   GET streams closing). URLs are shown without their query; headers, tokens, authorization
+//!   codes and the bodies of authorization requests never are. Enable it with, for example,
+//!   `RUST_LOG=mcp_client::wire=trace`; when it is off, nothing is formatted.
+//! * `transport::stdio::STDERR_TARGET` (`mcp_client::server_stderr`, level `info`): the lines
+//!   a stdio server writes to its stderr.
+//! * `mcp_client` and `mcp_client::auth`: the client's own diagnostics.
 #![warn(missing_docs)]
 
 #[cfg(feature = "http")]
@@ -42,6 +55,7 @@ pub mod error;
 pub mod handler;
 pub mod headers;
 pub mod transport;
+mod wire;
 
 pub use client::{
     Client, ClientBuilder, Detected, EraCache, RequestOptions, SUPPORTED_VERSIONS, Subscription,
@@ -52,3 +66,4 @@ pub use error::{ClientError, Outcome};
 pub use handler::Handlers;
 #[cfg(feature = "http")]
 pub use reqwest;
+pub use wire::WIRE_TARGET;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
-use reqwest::{Response, Url};
+use reqwest::{Method, Response, Url};
 
 use super::AuthError;
 
@@ -90,6 +90,7 @@ impl Fetcher {
             let same_origin =
                 attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
             if same_origin && attempt.previous().len() <= MAX_REDIRECTS {
+                crate::wire::redirect(attempt.status(), attempt.url());
                 attempt.follow()
             } else {
                 attempt.stop()
@@ -148,7 +149,7 @@ impl Fetcher {
     ) -> Result<Option<T>, AuthError> {
         self.check_url(url)?;
         let request = self.client.get(url.clone()).header(ACCEPT, "application/json");
-        let answer = self.exchange(request, self.policy.metadata_timeout).await?;
+        let answer = self.exchange(&Method::GET, url, request, self.policy.metadata_timeout).await?;
         if !answer.is_success() {
             tracing::debug!(target: "mcp_client::auth", url = %redact(url), status = answer.status, "metadata not found");
             return Ok(None);
@@ -178,7 +179,7 @@ impl Fetcher {
             .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(ACCEPT, "application/json")
             .body(encode_form(form));
-        self.exchange(request, self.policy.request_timeout).await
+        self.exchange(&Method::POST, url, request, self.policy.request_timeout).await
     }
 
     /// POSTs JSON (dynamic client registration); the answer whatever its status.
@@ -190,16 +191,28 @@ impl Fetcher {
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(body.to_string());
-        self.exchange(request, self.policy.request_timeout).await
+        self.exchange(&Method::POST, url, request, self.policy.request_timeout).await
     }
 
+    /// Sends `request` (a `method` to `url`) and reads its answer. The wire trace gets the
+    /// status line only: never the headers or the body (credentials and tokens travel there).
     async fn exchange(
         &self,
+        method: &Method,
+        url: &Url,
         request: reqwest::RequestBuilder,
         timeout: Duration,
     ) -> Result<Answer, AuthError> {
         let work = async {
-            let mut response = request.send().await.map_err(http_error)?;
+            let mut response = match request.send().await {
+                Ok(response) => response,
+                Err(e) => {
+                    let error = http_error(e);
+                    crate::wire::failed(method, url, &error);
+                    return Err(error);
+                }
+            };
+            crate::wire::answered(method, url, &response);
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let body = read_limited(&mut response, self.policy.max_body).await?;

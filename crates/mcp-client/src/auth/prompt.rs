@@ -50,6 +50,8 @@ impl AuthorizationPrompt for NoFollowPrompt {
                 .send()
                 .await
                 .map_err(|e| AuthError::Prompt(e.without_url().to_string()))?;
+            // The status line only: the `Location` carries the authorization code.
+            crate::wire::answered(&reqwest::Method::GET, &authorization_url, &response);
             let status = response.status();
             if !status.is_redirection() {
                 return Err(AuthError::Prompt(format!(

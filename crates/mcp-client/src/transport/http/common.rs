@@ -12,6 +12,7 @@ use super::auth::{Refusal, is_refusal};
 use super::config::HttpConfig;
 use super::sse::{SseError, SseEvent, SseParser};
 use crate::transport::{Inbound, InboundSender, TransportError};
+use crate::wire;
 
 pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -126,11 +127,21 @@ impl HttpCore {
         headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Response, TransportError> {
-        let mut request = self.client.request(method, url.clone()).headers(headers);
+        let mut request = self.client.request(method.clone(), url.clone()).headers(headers);
         if let Some(body) = body {
             request = request.body(body);
         }
-        request.send().await.map_err(send_error)
+        match request.send().await {
+            Ok(response) => {
+                wire::answered(&method, url, &response);
+                Ok(response)
+            }
+            Err(e) => {
+                let error = send_error(e);
+                wire::failed(&method, url, &error);
+                Err(error)
+            }
+        }
     }
 
     /// The delay before reconnection number `failures + 1` of a stream whose server asked
@@ -149,6 +160,7 @@ fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportE
             attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         let keeps_method = matches!(attempt.status().as_u16(), 307 | 308);
         if same_origin && keeps_method && attempt.previous().len() <= MAX_REDIRECTS {
+            wire::redirect(attempt.status(), attempt.url());
             attempt.follow()
         } else {
             attempt.stop()

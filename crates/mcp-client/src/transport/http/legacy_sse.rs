@@ -114,6 +114,7 @@ impl HttpSseTransport {
             let shared = shared.clone();
             tokio::spawn(async move {
                 let end = read_events(&mut response, &mut parser, |event| shared.deliver(event)).await;
+                crate::wire::stream_closed(&Method::GET, &shared.core.url);
                 shared.end(match end {
                     StreamEnd::Ended => TransportError::Lost("the HTTP+SSE stream ended".into()),
                     StreamEnd::TooLarge(e) => TransportError::Unexpected(e.to_string()),

@@ -36,6 +36,7 @@ use crate::transport::{
     BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
     response_id,
 };
+use crate::wire;
 
 /// A stream that stayed open this long was healthy, even if it delivered nothing (idle streams
 /// with keep-alive comments): its end does not count as a failed reconnection.
@@ -181,7 +182,11 @@ impl Transport for StreamableHttpTransport {
             if self.shared.closed.swap(true, Ordering::AcqRel) {
                 return;
             }
+            let listening = self.shared.lock().listen.as_ref().is_some_and(|task| !task.is_finished());
             self.shared.abort_all();
+            if listening {
+                wire::stream_closed(&Method::GET, &self.shared.core.url);
+            }
             self.shared.inbox.close(TransportError::Closed);
             let (session, version) = {
                 let mut state = self.shared.lock();
@@ -446,6 +451,7 @@ impl Shared {
         let version = version.or(self.lock().session_version);
         let mut parser = SseParser::new(self.core.config.max_message_size);
         let mut failures = 0;
+        let mut resumed = false;
         loop {
             let id_before = parser.last_event_id().map(str::to_owned);
             let opened = Instant::now();
@@ -456,6 +462,9 @@ impl Shared {
                 answered |= self.deliver(event, Some(id));
             })
             .await;
+            if resumed {
+                wire::stream_closed(&Method::GET, &self.core.url);
+            }
             if answered {
                 return;
             }
@@ -486,6 +495,7 @@ impl Shared {
                 }
             };
             parser.restart();
+            resumed = true;
         }
     }
 
@@ -569,6 +579,7 @@ impl Shared {
                         self.deliver(event, None);
                     })
                     .await;
+                    wire::stream_closed(&Method::GET, &self.core.url);
                     if let StreamEnd::TooLarge(e) = end {
                         tracing::warn!(error = %e, "GET stream dropped");
                         return;
