@@ -11,8 +11,8 @@ use mcp_types::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::output;
 use crate::target::TargetArgs;
+use crate::{interactive, output, progress};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -31,13 +31,17 @@ pub(crate) enum ListKind {
 #[derive(clap::Subcommand, Debug)]
 pub(crate) enum ClientCommand {
     /// Connect and show the era, protocol revision, transport, server and capabilities.
-    #[command(after_help = "Example:\n  mcpkit info -- mcpkit serve --stdio")]
+    #[command(
+        after_help = "Examples:\n  mcpkit info -- mcpkit serve --stdio\n  mcpkit info --url http://127.0.0.1:8080/mcp\n  mcpkit info --server files --json   # an entry of the mcpServers config"
+    )]
     Info {
         #[command(flatten)]
         target: TargetArgs,
     },
     /// List the server's tools, resources, resource templates or prompts.
-    #[command(after_help = "Example:\n  mcpkit list tools -- mcpkit serve --stdio")]
+    #[command(
+        after_help = "Examples:\n  mcpkit list tools -- mcpkit serve --stdio\n  mcpkit list resources --url http://127.0.0.1:8080/mcp\n  mcpkit -v list prompts --server files   # with the wire trace on stderr"
+    )]
     List {
         /// What to list.
         kind: ListKind,
@@ -45,7 +49,9 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Call a tool. Exits 1 when the tool reports an error (`isError: true`).
-    #[command(after_help = "Example:\n  mcpkit call echo --arg text=hello -- mcpkit serve --stdio")]
+    #[command(
+        after_help = "Examples:\n  mcpkit call echo --arg text=hello -- mcpkit serve --stdio\n  mcpkit call add '{\"a\": 1, \"b\": 2}' --url http://127.0.0.1:8080/mcp\n  mcpkit call countdown --arg seconds=3 --progress -- mcpkit serve --stdio"
+    )]
     Call {
         /// The tool's name.
         tool: String,
@@ -58,6 +64,9 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Read a resource.
+    #[command(
+        after_help = "Examples:\n  mcpkit read demo://readme -- mcpkit serve --stdio\n  mcpkit read demo://notes/42 --url http://127.0.0.1:8080/mcp"
+    )]
     Read {
         /// The resource's URI.
         uri: String,
@@ -65,6 +74,9 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Get a prompt.
+    #[command(
+        after_help = "Examples:\n  mcpkit prompt poem --arg subject=rust -- mcpkit serve --stdio\n  mcpkit prompt poem --arg subject=tides --arg style=haiku --url http://127.0.0.1:8080/mcp"
+    )]
     Prompt {
         /// The prompt's name.
         name: String,
@@ -75,6 +87,9 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Ask for completions of a prompt argument or a resource template variable.
+    #[command(
+        after_help = "Examples:\n  mcpkit complete --prompt poem style li -- mcpkit serve --stdio\n  mcpkit complete --resource 'demo://notes/{id}' id 4 -- mcpkit serve --stdio"
+    )]
     Complete {
         /// Complete an argument of this prompt.
         #[arg(long, value_name = "NAME", conflicts_with = "resource", required_unless_present = "resource")]
@@ -91,6 +106,9 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Print change notifications as they arrive, until interrupted or the subscription ends.
+    #[command(
+        after_help = "Examples:\n  mcpkit listen --tools --prompts --url http://127.0.0.1:8080/mcp\n  mcpkit listen --resource demo://readme -- mcpkit serve --stdio"
+    )]
     Listen {
         /// Tool list changes.
         #[arg(long)]
@@ -112,11 +130,8 @@ pub(crate) enum ClientCommand {
 /// Runs a client command: 0 on success, 1 when a tool reported an error, 2 (with one line on
 /// stderr) for usage, transport and protocol errors.
 pub(crate) fn run(command: ClientCommand) -> ExitCode {
-    // Diagnostics (including a stdio server's stderr) only when asked for with RUST_LOG, so that
-    // a failure prints exactly one line.
-    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
-        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).init();
-    }
+    // Diagnostics (the wire trace, a stdio server's stderr) are set up by `crate::logging`: only
+    // with -v or RUST_LOG, so that a failure prints exactly one line.
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -242,20 +257,34 @@ async fn execute(
             };
             output::print(json, &value, output::list);
         }
-        ClientCommand::Call { tool, .. } => {
-            let result = client.call_tool(tool, call_arguments).await?;
+        ClientCommand::Call { tool, target, .. } => {
+            let mut params = mcp_types::CallToolRequestParams::new(tool);
+            params.arguments = call_arguments.as_object().cloned();
+            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let result = client.call_tool_with(&params, &progress.options()).await;
+            drop(progress);
+            let result = result.map_err(|e| interactive::explain(e, target))?;
             let failed = result.is_error == Some(true);
             output::print(json, &serde_json::to_value(&result)?, output::call);
             if failed {
                 return Ok(ExitCode::from(1));
             }
         }
-        ClientCommand::Read { uri, .. } => {
-            let result = client.read_resource(uri).await?;
+        ClientCommand::Read { uri, target, .. } => {
+            let params = mcp_types::ReadResourceRequestParams::new(uri);
+            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let result = client.read_resource_with(&params, &progress.options()).await;
+            drop(progress);
+            let result = result.map_err(|e| interactive::explain(e, target))?;
             output::print(json, &serde_json::to_value(&result)?, output::read);
         }
-        ClientCommand::Prompt { name, .. } => {
-            let result = client.get_prompt(name, prompt_arguments).await?;
+        ClientCommand::Prompt { name, target, .. } => {
+            let mut params = mcp_types::GetPromptRequestParams::new(name);
+            params.arguments = (!prompt_arguments.is_empty()).then_some(prompt_arguments);
+            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let result = client.get_prompt_with(&params, &progress.options()).await;
+            drop(progress);
+            let result = result.map_err(|e| interactive::explain(e, target))?;
             output::print(json, &serde_json::to_value(&result)?, output::prompt);
         }
         ClientCommand::Complete { prompt, resource, argument, value, .. } => {

@@ -109,6 +109,23 @@ async fn haiku(client: Peer, Args(HaikuArgs { topic }): Args<HaikuArgs>) -> Resu
     Ok(answer.content.blocks().iter().filter_map(|b| b.as_text()).collect::<Vec<_>>().join("\n"))
 }
 
+/// Roots: lists the directories and files the client shares (`--root` in mcpkit's client).
+async fn roots(client: Peer) -> Result<String, ToolError> {
+    let list = client.roots("roots").await?;
+    if list.roots.is_empty() {
+        return Ok("The client shares no roots.".to_owned());
+    }
+    let lines: Vec<String> = list
+        .roots
+        .iter()
+        .map(|r| match &r.name {
+            Some(name) => format!("{name}: {}", r.uri),
+            None => r.uri.clone(),
+        })
+        .collect();
+    Ok(lines.join("\n"))
+}
+
 #[derive(Deserialize, JsonSchema)]
 struct FailArgs {
     /// What went wrong.
@@ -157,6 +174,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::BuildError> {
         .add("countdown", "Count down, reporting progress each second; cancellable", countdown)
         .add("greet_me", "Ask the user for their name (elicitation)", greet_me)
         .add("haiku", "Ask the client's model for a haiku (sampling)", haiku)
+        .add("roots", "List the client's roots (roots)", roots)
         .add("fail", "Always fails, with isError: true", fail);
     let resources = Resources::new()
         .text(

@@ -5,22 +5,49 @@
 //! message is or exactly what is wrong with it — the same framing and envelope rules an mcpkit
 //! server applies. `info`, `list`, `call`, `read`, `prompt`, `complete` and `listen` talk to any
 //! MCP server (`--url`, a command line after `--`, or `--server NAME` from an `mcpServers` config).
+//! `-v` shows the wire trace on stderr; `completions` and `man` are generated from the same
+//! definitions the parser uses. A usage error is one line on stderr and exit status 2.
 
 mod auth;
 mod check;
 mod client;
+mod credentials;
 mod demo;
+mod generate;
+mod interactive;
+mod logging;
+mod login;
 mod output;
+mod progress;
 mod target;
+mod usage;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use mcp_types::ProtocolVersion;
 
+/// A short tour, at the end of `mcpkit --help`.
+const TOUR: &str = "\
+Examples:
+  mcpkit serve --http 127.0.0.1:8080                 # the demo server, on HTTP
+  mcpkit list tools --url http://127.0.0.1:8080/mcp  # its tools
+  mcpkit call echo --arg text=hi --url http://127.0.0.1:8080/mcp
+  mcpkit list tools -- mcpkit serve --stdio          # a server as a child process
+  mcpkit -v call add '{\"a\":1,\"b\":2}' -- mcpkit serve --stdio   # with the wire trace
+  mcpkit list tools --server files --config ~/.config/mcpkit/config.json
+      # config.json: {\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}
+
+Exit status: 0 success, 1 a tool reported an error (or `check` found a malformed message),
+2 usage, transport or protocol errors (one line on stderr).";
+
 #[derive(Parser)]
-#[command(name = "mcpkit", version, about = "The Model Context Protocol, from the shell")]
+#[command(name = "mcpkit", version, about = "The Model Context Protocol, from the shell", after_help = TOUR)]
 struct Cli {
+    /// Show what goes over the wire, on stderr: -v the JSON-RPC messages and HTTP status lines,
+    /// -vv also the client's debug logs and a stdio server's stderr (serve: more logs).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,6 +63,7 @@ enum Command {
     )]
     Check(check::Args),
     /// List the protocol revisions mcpkit knows, newest first, with their era.
+    #[command(after_help = "Example:\n  mcpkit versions   # 2026-07-28  modern, then the legacy revisions")]
     Versions,
     /// Run the demonstration server (tools, resources, prompts that show what MCP can do).
     #[command(
@@ -44,6 +72,34 @@ enum Command {
     Serve(ServeArgs),
     #[command(flatten)]
     Client(client::ClientCommand),
+    /// Log in to an MCP server that requires OAuth authorization, and keep its tokens.
+    ///
+    /// Runs the authorization code grant in the browser through a loopback redirect
+    /// (http://127.0.0.1:PORT/callback): the URL to open is printed on stderr (and opened when
+    /// stderr is a terminal, unless --no-browser or $CI). Tokens are stored per authorization
+    /// server in $MCPKIT_CREDENTIALS_DIR, else $XDG_CONFIG_HOME/mcpkit/credentials, else
+    /// ~/.config/mcpkit/credentials (files readable by you only), and used by every command
+    /// given --url (or an mcpServers `url` entry without an Authorization header). Bearer
+    /// tokens only, unless --dpop: DPoP-bound tokens are never stored. Authorization servers on
+    /// private networks are contacted only when the MCP server itself is on loopback or a
+    /// private network. Exits 2 when the login fails.
+    #[command(
+        after_help = "Examples:\n  mcpkit login https://mcp.example.com/mcp\n  mcpkit login https://mcp.example.com/mcp --no-browser\n  MCPKIT_CLIENT_SECRET=... mcpkit login https://mcp.example.com/mcp --client-id my-app"
+    )]
+    Login(login::LoginArgs),
+    /// Forget the stored tokens for an MCP server (the client registration is kept).
+    #[command(after_help = "Example:\n  mcpkit logout https://mcp.example.com/mcp")]
+    Logout(login::LogoutArgs),
+    /// Print a shell completion script (generated from mcpkit's own command definitions).
+    #[command(
+        after_help = "Examples:\n  mcpkit completions bash > ~/.local/share/bash-completion/completions/mcpkit\n  mcpkit completions zsh > ~/.zfunc/_mcpkit   # with fpath+=~/.zfunc before compinit\n  mcpkit completions fish > ~/.config/fish/completions/mcpkit.fish"
+    )]
+    Completions(generate::CompletionsArgs),
+    /// Print the man page of mcpkit, or write one page per command with --out.
+    #[command(
+        after_help = "Examples:\n  mcpkit man | man -l -\n  mcpkit man --out /usr/local/share/man/man1   # mcpkit.1, mcpkit-list.1, ..."
+    )]
+    Man(generate::ManArgs),
 }
 
 #[derive(clap::Args)]
@@ -59,11 +115,28 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => return usage::report(&e, &Cli::command(), &args),
+    };
     match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => {
+            logging::init_server(cli.verbose);
+            serve(args)
+        }
         Command::Check(args) => check::run(args),
-        Command::Client(command) => client::run(command),
+        Command::Client(command) => {
+            logging::init_client(cli.verbose);
+            client::run(command)
+        }
+        Command::Login(args) => {
+            logging::init_client(cli.verbose);
+            login::login(args)
+        }
+        Command::Logout(args) => login::logout(args),
+        Command::Completions(args) => generate::completions(args, Cli::command()),
+        Command::Man(args) => generate::man(args, Cli::command()),
         Command::Versions => {
             for v in ProtocolVersion::ALL.iter().rev() {
                 let era = if v.is_modern() { "modern" } else { "legacy" };
@@ -76,13 +149,6 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
-    // Logs go to stderr only: on stdio, stdout carries nothing but MCP messages.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
     let server = match demo::server() {
         Ok(server) => server,
         Err(e) => {

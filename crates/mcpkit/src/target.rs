@@ -34,6 +34,21 @@ pub(crate) struct TargetArgs {
     /// Print the exact JSON results (the default when stdout is not a terminal).
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) oauth: crate::login::OAuthArgs,
+    /// Answer the server's questions (elicitation, sampling) on stdin even when it is not a
+    /// terminal (prompts go to stderr).
+    #[arg(long, conflicts_with = "no_input")]
+    pub(crate) interactive: bool,
+    /// Never prompt, not even on a terminal: the server sees no elicitation or sampling support.
+    #[arg(long)]
+    pub(crate) no_input: bool,
+    /// Share this directory or file with the server as a root (repeatable).
+    #[arg(long = "root", value_name = "PATH")]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
+    #[arg(long)]
+    pub(crate) progress: bool,
     /// The server command line (stdio transport), after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -150,6 +165,7 @@ impl TargetArgs {
         if let Some(version) = self.protocol_version {
             builder = builder.pin_version(version);
         }
+        builder = builder.handlers(crate::interactive::handlers(self)?);
         if let Some(timeout) = self.timeout()? {
             builder = builder.request_timeout(Some(timeout)).probe_timeout(timeout);
         }
@@ -158,11 +174,31 @@ impl TargetArgs {
                 let display = cmd.display();
                 builder.connect_stdio(cmd).await.with_context(|| format!("cannot connect to {display}"))?
             }
-            Target::Http(config) => {
+            Target::Http(mut config) => {
                 let url = config.url.clone();
-                builder.connect_http(config).await.with_context(|| format!("cannot connect to {url}"))?
+                let auth = crate::login::attach(&mut config, &self.oauth).await?;
+                match builder.connect_http(config).await {
+                    Ok(client) => client,
+                    Err(e) => match auth.and_then(|a| a.login_hint(&url)) {
+                        Some(hint) => bail!(hint),
+                        None => return Err(e).with_context(|| format!("cannot connect to {url}")),
+                    },
+                }
             }
         };
         Ok(client)
+    }
+}
+
+impl TargetArgs {
+    /// How prompts name the server: its `--server` name, its URL, or its command line.
+    pub(crate) fn server_label(&self) -> String {
+        if let Some(name) = &self.server {
+            format!("server {name:?}")
+        } else if let Some(url) = &self.url {
+            format!("the server at {url}")
+        } else {
+            format!("server `{}`", self.command.join(" "))
+        }
     }
 }

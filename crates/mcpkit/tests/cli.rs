@@ -219,3 +219,216 @@ fn serve_http_with_auth_options_is_a_resource_server() {
     assert_eq!(json["authorization_servers"][0], "http://127.0.0.1:9/issuer");
     assert!(json["scopes_supported"].as_array().unwrap().iter().any(|s| s == "mcp:tools"), "{json}");
 }
+
+// ---- Usage errors, help, completions, man pages, the wire trace -------------------------------
+
+/// Runs `mcpkit args...` with no input and no `RUST_LOG`: (exit status, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("MCPKIT_CONFIG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run mcpkit");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The subcommands `mcpkit --help` lists (without `help`).
+fn subcommands() -> Vec<String> {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    out.lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn usage_errors_are_one_line_on_stderr_and_exit_2() {
+    let cases: [(&[&str], &str, &str); 6] = [
+        (&["list"], "the following required arguments were not provided: <KIND>", "mcpkit list"),
+        (&["list", "tools", "--frobnicate"], "unexpected argument '--frobnicate' found", "mcpkit list"),
+        (&["list", "bogus"], "invalid value 'bogus' for '<KIND>'", "mcpkit list"),
+        (
+            &["list", "tools", "--url", "http://127.0.0.1:9/mcp", "--server", "x"],
+            "cannot be used with",
+            "mcpkit list",
+        ),
+        (&["-v", "serve", "--http"], "a value is required for '--http <ADDR>'", "mcpkit serve"),
+        (&["frobnicate"], "unrecognized subcommand 'frobnicate'", "mcpkit"),
+    ];
+    for (args, message, command) in cases {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(out, "", "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("mcpkit: "), "{args:?}: {err}");
+        assert!(err.contains(message), "{args:?}: {err}");
+        assert!(err.trim_end().ends_with(&format!("(see '{command} --help')")), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_and_version_print_on_stdout_and_exit_0() {
+    let (code, out, err) = run(&["--version"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert!(out.starts_with("mcpkit "), "{out}");
+    // The top-level help gives a tour: a server, its tools, a call, a config-file server.
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    for part in [
+        "Examples:",
+        "mcpkit serve --http",
+        "mcpkit list tools --url",
+        "mcpkit call",
+        "--server",
+        "mcpServers",
+    ] {
+        assert!(out.contains(part), "{part} missing:\n{out}");
+    }
+}
+
+#[test]
+fn every_subcommand_help_has_examples() {
+    let names = subcommands();
+    for expected in [
+        "check",
+        "versions",
+        "serve",
+        "info",
+        "list",
+        "call",
+        "read",
+        "prompt",
+        "complete",
+        "listen",
+        "completions",
+        "man",
+    ] {
+        assert!(names.iter().any(|n| n == expected), "{expected} missing from {names:?}");
+    }
+    for name in &names {
+        let (code, out, err) = run(&[name, "--help"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        let examples =
+            out.split("Example").nth(1).unwrap_or_else(|| panic!("no examples for {name}:\n{out}"));
+        assert!(examples.contains("mcpkit"), "{name}:\n{out}");
+    }
+}
+
+#[test]
+fn completions_come_from_the_command_definitions() {
+    let (code, out, err) = run(&["completions", "bash"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("complete -F _mcpkit"), "{out}");
+    for name in subcommands() {
+        assert!(out.contains(&name), "{name} missing from the bash completions");
+    }
+    assert!(out.contains("--verbose") && out.contains("--protocol-version"));
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains("serve") && out.contains("listen"), "{shell}");
+    }
+    let (code, _, err) = run(&["completions", "tcsh"]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+}
+
+#[test]
+fn man_pages_come_from_the_command_definitions() {
+    let (code, out, err) = run(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().take(5).any(|l| l.starts_with(".TH mcpkit 1")), "{out}");
+    assert!(out.contains(".SH NAME") && out.contains(".SH SUBCOMMANDS"), "{out}");
+
+    let dir = std::env::temp_dir().join(format!("mcpkit-man-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (code, out, err) = run(&["man", "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = subcommands().iter().map(|n| format!("mcpkit-{n}.1")).collect();
+    expected.push("mcpkit.1".to_owned());
+    expected.sort();
+    assert_eq!(files, expected);
+    assert_eq!(out.lines().count(), expected.len(), "{out}");
+    let list = std::fs::read_to_string(dir.join("mcpkit-list.1")).unwrap();
+    assert!(list.contains(".TH mcpkit-list 1"), "{list}");
+    assert!(list.contains("mcpkit list"), "{list}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn verbose_shows_the_messages_on_stderr_and_keeps_stdout_pure() {
+    let bin = env!("CARGO_BIN_EXE_mcpkit");
+    let (code, out, err) = run(&["-v", "list", "tools", "--", bin, "serve", "--stdio"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert!(json["tools"].as_array().is_some_and(|t| !t.is_empty()), "{out}");
+    let sent = err.lines().find(|l| l.starts_with("-> ") && l.contains(r#""method":"tools/list""#));
+    let sent = sent.unwrap_or_else(|| panic!("no tools/list request:\n{err}"));
+    let id = serde_json::from_str::<serde_json::Value>(&sent[3..]).unwrap()["id"].clone();
+    let answered = err.lines().filter_map(|l| l.strip_prefix("<- ")).any(|l| {
+        let message: serde_json::Value = serde_json::from_str(l).unwrap();
+        message["id"] == id && message["result"]["tools"].is_array()
+    });
+    assert!(answered, "no tools/list response:\n{err}");
+    // Only the trace: every line is a message.
+    assert!(err.lines().all(|l| l.starts_with("-> ") || l.starts_with("<- ")), "{err}");
+
+    // The flag is global: after the subcommand too. Without it, stderr stays empty.
+    let (code, _, err) = run(&["list", "tools", "-v", "--", bin, "serve", "--stdio"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(r#""method":"tools/list""#), "{err}");
+    let (code, _, err) = run(&["list", "tools", "--", bin, "serve", "--stdio"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[test]
+fn verbose_shows_http_status_lines() {
+    use std::io::{BufRead, BufReader};
+    let mut server = Killed(
+        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit serve --http"),
+    );
+    let mut line = String::new();
+    BufReader::new(server.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
+    let url =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
+
+    let (code, out, err) = run(&["-v", "call", "echo", "--arg", "text=over http", "--url", &url]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(json["content"][0]["text"], "over http");
+    let status = format!("HTTP POST {url} -> 200 OK");
+    assert!(err.lines().any(|l| l.starts_with(&status)), "no {status:?}:\n{err}");
+    assert!(err.lines().any(|l| l.starts_with("-> ") && l.contains("over http")), "{err}");
+    assert!(err.lines().any(|l| l.starts_with("<- ") && l.contains("over http")), "{err}");
+
+    // A legacy session: the GET stream and the DELETE show too.
+    let (code, _, err) = run(&["-v", "list", "tools", "--protocol-version", "2025-06-18", "--url", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.lines().any(|l| l.starts_with(&format!("HTTP GET {url} -> 200 OK (text/event-stream)"))),
+        "{err}"
+    );
+    assert!(err.lines().any(|l| l.starts_with(&format!("HTTP DELETE {url} -> "))), "{err}");
+}

@@ -1,0 +1,130 @@
+//! Diagnostics on stderr, never on stdout (stdout carries results, or MCP itself on
+//! `serve --stdio`).
+//!
+//! Client commands print nothing but their one-line error unless asked: `-v` shows the wire
+//! trace (`mcp_client::wire`) in a compact form — `-> {json}`, `<- {json}`,
+//! `HTTP POST <url> -> 200 OK (...)` — and `-vv` adds the client's debug logs and the lines a
+//! stdio server writes to its stderr. `RUST_LOG` adds its own directives either way.
+
+use std::fmt;
+use std::io::IsTerminal;
+
+use mcp_client::WIRE_TARGET;
+use mcp_client::transport::stdio::STDERR_TARGET;
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::FmtContext;
+use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The directives `-v` (1), `-vv` (2) and `-vvv` (3 and more) add for client commands.
+fn client_directives(verbose: u8) -> &'static [&'static str] {
+    match verbose {
+        0 => &[],
+        1 => &["mcp_client::wire=trace"],
+        2 => &["mcp_client=debug", "mcp_client::wire=trace", "mcp_client::server_stderr=info"],
+        _ => &["mcp_client=trace", "mcp_types=trace"],
+    }
+}
+
+/// `RUST_LOG`'s directives, when it is set and valid.
+fn from_env() -> Option<EnvFilter> {
+    EnvFilter::try_from_default_env().ok()
+}
+
+/// Sets up diagnostics for a client command (`info`, `list`, `call`, ...): nothing without `-v`
+/// or `RUST_LOG`, so that a failure prints exactly one line.
+pub(crate) fn init_client(verbose: u8) {
+    let directives = client_directives(verbose);
+    let filter = match from_env() {
+        Some(filter) => filter,
+        None if directives.is_empty() => return,
+        None => EnvFilter::new("off"),
+    };
+    let filter = directives.iter().fold(filter, |filter, directive| match directive.parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .event_format(CliFormat { inner: format::Format::default() })
+        .try_init();
+}
+
+/// Sets up diagnostics for `serve`: warnings by default, `-v` info, `-vv` debug, `-vvv` trace;
+/// `RUST_LOG` instead when set.
+pub(crate) fn init_server(verbose: u8) {
+    let level = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = from_env().unwrap_or_else(|| EnvFilter::new(level));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .try_init();
+}
+
+/// The wire trace as bare lines, a stdio server's stderr as `[stderr] <line>`, anything else in
+/// tracing-subscriber's usual form.
+struct CliFormat {
+    inner: format::Format,
+}
+
+impl<S, N> FormatEvent<S, N> for CliFormat
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let prefix = match event.metadata().target() {
+            WIRE_TARGET => "",
+            STDERR_TARGET => "[stderr] ",
+            _ => return self.inner.format_event(ctx, writer, event),
+        };
+        writer.write_str(prefix)?;
+        let mut message = Message { out: &mut writer, result: Ok(()) };
+        event.record(&mut message);
+        message.result?;
+        writer.write_char('\n')
+    }
+}
+
+/// Writes an event's `message` field, and nothing else.
+struct Message<'a, 'w> {
+    out: &'a mut Writer<'w>,
+    result: fmt::Result,
+}
+
+impl Visit for Message<'_, '_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if field.name() == "message" {
+            self.result = write!(self.out, "{value:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_directive_parses() {
+        for verbose in 0..4 {
+            for directive in client_directives(verbose) {
+                assert!(directive.parse::<tracing_subscriber::filter::Directive>().is_ok(), "{directive}");
+            }
+        }
+    }
+}

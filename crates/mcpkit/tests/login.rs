@@ -1,0 +1,337 @@
+//! `mcpkit login`, `mcpkit logout`, and OAuth on `--url`, against real processes: `mcpkit serve
+//! --http --auth-issuer` as the resource server, and a test authorization server. The test plays
+//! the browser: it reads the authorization URL mcpkit prints, follows it by hand, and delivers
+//! the redirect to mcpkit's loopback listener.
+
+#[path = "login/auth_server.rs"]
+mod auth_server;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use auth_server::AuthServer;
+use mcp_client::reqwest::Url;
+
+/// A bound on waits that only a hang would reach (not a timing assertion).
+const HANG: Duration = Duration::from_secs(120);
+
+/// A child process, killed and reaped when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mcpkit-login-test-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `mcpkit serve --http` requiring tokens from `issuer`; its stderr is drained for as long as
+/// it runs.
+fn serve(issuer: &str) -> (Killed, String) {
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+            .args(["serve", "--http", "127.0.0.1:0", "--auth-issuer", issuer, "--auth-scope", "mcp:tools"])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit serve"),
+    );
+    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url =
+        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, url)
+}
+
+/// A running mcpkit client process: its stderr lines as they come, and all of its output.
+struct Running {
+    child: Killed,
+    lines: Receiver<String>,
+    stdout: JoinHandle<String>,
+    stderr: Arc<Mutex<String>>,
+    stderr_done: JoinHandle<()>,
+}
+
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+fn mcpkit(credentials: &Path, args: &[&str]) -> Running {
+    let mut child = Killed(
+        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+            .args(args)
+            .env("MCPKIT_CREDENTIALS_DIR", credentials)
+            .env_remove("RUST_LOG")
+            .env_remove("MCPKIT_CLIENT_SECRET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit"),
+    );
+    let mut out = child.0.stdout.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = out.read_to_string(&mut text);
+        text
+    });
+    let err = child.0.stderr.take().unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let (sender, lines) = channel();
+    let sink = stderr.clone();
+    let stderr_done = std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            sink.lock().unwrap().push_str(&format!("{line}\n"));
+            let _ = sender.send(line);
+        }
+    });
+    Running { child, lines, stdout, stderr, stderr_done }
+}
+
+impl Running {
+    /// The authorization URL mcpkit prints.
+    fn authorization_url(&self) -> Url {
+        loop {
+            let line = self.lines.recv_timeout(HANG).unwrap_or_else(|_| {
+                panic!("no authorization URL printed; stderr so far:\n{}", self.stderr.lock().unwrap())
+            });
+            if let Some((_, url)) = line.split_once("Open this URL in your browser to authorize mcpkit: ") {
+                return Url::parse(url.trim()).unwrap();
+            }
+        }
+    }
+
+    fn finish(mut self) -> Finished {
+        let status = self.child.0.wait().unwrap();
+        let stdout = self.stdout.join().unwrap();
+        self.stderr_done.join().unwrap();
+        let stderr = self.stderr.lock().unwrap().clone();
+        Finished { status, stdout, stderr }
+    }
+}
+
+/// A plain HTTP/1.1 GET (no redirect following): the status and the raw answer.
+fn get(url: &Url) -> (u16, String) {
+    let authority = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    let mut target = url.path().to_owned();
+    if let Some(query) = url.query() {
+        target = format!("{target}?{query}");
+    }
+    let mut stream = TcpStream::connect(&authority).unwrap();
+    write!(stream, "GET {target} HTTP/1.1\r\nhost: {authority}\r\nconnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer)
+}
+
+fn location(answer: &str) -> Url {
+    let line = answer
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("location:"))
+        .unwrap_or_else(|| panic!("no Location: {answer}"));
+    Url::parse(line["location:".len()..].trim()).unwrap()
+}
+
+fn param(url: &Url, name: &str) -> String {
+    url.query_pairs().find(|(k, _)| k == name).map(|(_, v)| v.into_owned()).unwrap_or_default()
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn login_then_list_then_logout() {
+    let auth = AuthServer::start();
+    let (_server, url) = serve(&auth.issuer);
+    let temp = TempDir::new();
+    let credentials = temp.0.join("credentials");
+
+    // Without a login, a command without a terminal fails with one line saying what to do.
+    let before = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
+    assert_eq!(before.status.code(), Some(2), "{}", before.stderr);
+    assert_eq!(before.stderr, format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'\n"));
+    assert_eq!(auth.record().authorizations, 0);
+
+    // Login: the URL is printed, the test is the browser.
+    let login = mcpkit(&credentials, &["login", &url, "--no-browser"]);
+    let authorization = login.authorization_url();
+    assert!(authorization.as_str().starts_with(&format!("{}/authorize?", auth.issuer)), "{authorization}");
+    let redirect_uri = Url::parse(&param(&authorization, "redirect_uri")).unwrap();
+    assert_eq!(redirect_uri.host_str(), Some("127.0.0.1"));
+    assert_eq!(redirect_uri.path(), "/callback");
+    assert_eq!(param(&authorization, "resource"), url);
+
+    // Junk on the loopback port does not end the wait: a silent connection, garbage, another path.
+    let loopback = format!("127.0.0.1:{}", redirect_uri.port().unwrap());
+    let _silent = TcpStream::connect(&loopback).unwrap();
+    let mut garbage = TcpStream::connect(&loopback).unwrap();
+    garbage.write_all(b"\x00\x01\x02 not http\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = garbage.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 404"), "{answer}");
+    let (status, _) = get(&redirect_uri.join("/favicon.ico").unwrap());
+    assert_eq!(status, 404);
+
+    let (status, answer) = get(&authorization);
+    assert_eq!(status, 302, "{answer}");
+    let callback = location(&answer);
+    assert_eq!(callback.origin(), redirect_uri.origin());
+    let (status, page) = get(&callback);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("mcpkit: authorized, you can close this tab"), "{page}");
+
+    let done = login.finish();
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    assert_eq!(done.stdout, format!("logged in to {url} (issuer {}, scope mcp:tools)\n", auth.issuer));
+    assert_eq!(auth.record().authorizations, 1);
+    let tokens = auth.record().tokens.clone();
+    assert_eq!(tokens.len(), 1);
+    for token in &tokens {
+        assert!(!done.stdout.contains(token.as_str()) && !done.stderr.contains(token.as_str()));
+    }
+    let files = json_files(&credentials);
+    assert_eq!(files.len(), 1, "one file for the one issuer: {files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&files[0]), 0o600);
+        assert_eq!(mode(&credentials), 0o700);
+    }
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(
+        stored.contains(&tokens[0]) && stored.contains(&auth.issuer),
+        "the token and its issuer are stored"
+    );
+
+    // Other commands use the stored token silently: no new authorization.
+    let list = mcpkit(&credentials, &["list", "tools", "--url", &url, "--json"]).finish();
+    assert_eq!(list.status.code(), Some(0), "{}", list.stderr);
+    assert!(list.stdout.contains("\"echo\""), "{}", list.stdout);
+    assert!(!list.stdout.contains(&tokens[0]) && !list.stderr.contains(&tokens[0]));
+    assert_eq!(auth.record().authorizations, 1);
+    assert_eq!(auth.record().tokens.len(), 1);
+
+    // An mcpServers entry with its own Authorization header gets no OAuth: that header is sent.
+    let config = temp.0.join("config.json");
+    let entry = serde_json::json!({ "mcpServers": { "pinned": {
+        "url": url, "headers": { "Authorization": "Bearer not-a-token" } } } });
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let config_arg = config.to_str().unwrap();
+    let pinned =
+        mcpkit(&credentials, &["list", "tools", "--server", "pinned", "--config", config_arg]).finish();
+    assert_eq!(pinned.status.code(), Some(2), "{}", pinned.stderr);
+    assert!(!pinned.stderr.contains("mcpkit login"), "{}", pinned.stderr);
+    // ... while the same entry without it uses the stored token.
+    let entry = serde_json::json!({ "mcpServers": { "plain": { "url": url } } });
+    std::fs::write(&config, entry.to_string()).unwrap();
+    let plain =
+        mcpkit(&credentials, &["list", "tools", "--server", "plain", "--config", config_arg]).finish();
+    assert_eq!(plain.status.code(), Some(0), "{}", plain.stderr);
+
+    // Logout forgets the token; commands then ask for a login again.
+    let logout = mcpkit(&credentials, &["logout", &url]).finish();
+    assert_eq!(logout.status.code(), Some(0), "{}", logout.stderr);
+    assert!(logout.stdout.starts_with(&format!("logged out of {url}")), "{}", logout.stdout);
+    assert!(!std::fs::read_to_string(&files[0]).unwrap_or_default().contains(&tokens[0]));
+    let again = mcpkit(&credentials, &["logout", &url]).finish();
+    assert_eq!(again.status.code(), Some(0));
+    assert!(again.stdout.starts_with(&format!("not logged in to {url}")), "{}", again.stdout);
+    let after = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
+    assert_eq!(after.status.code(), Some(2), "{}", after.stderr);
+    assert_eq!(after.stderr, format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'\n"));
+    assert_eq!(auth.record().authorizations, 1);
+}
+
+#[test]
+fn a_refused_authorization_fails_the_login() {
+    let auth = AuthServer::start();
+    let (_server, url) = serve(&auth.issuer);
+    let temp = TempDir::new();
+    let credentials = temp.0.join("credentials");
+
+    let login = mcpkit(&credentials, &["login", &url, "--no-browser"]);
+    let authorization = login.authorization_url();
+    let redirect_uri = param(&authorization, "redirect_uri");
+    // The user said no: the authorization server sends the browser back with an error.
+    let callback = Url::parse_with_params(
+        &redirect_uri,
+        &[
+            ("error", "access_denied"),
+            ("error_description", "the user <declined>"),
+            ("state", &param(&authorization, "state")),
+            ("iss", &auth.issuer),
+        ],
+    )
+    .unwrap();
+    let (status, page) = get(&callback);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("authorization failed (access_denied: the user &lt;declined&gt;)"), "{page}");
+
+    let done = login.finish();
+    assert_eq!(done.status.code(), Some(2), "{}", done.stderr);
+    let last = done.stderr.lines().last().unwrap_or_default();
+    assert!(last.starts_with(&format!("mcpkit: login to {url} failed")), "{}", done.stderr);
+    assert!(last.contains("access_denied"), "{}", done.stderr);
+    assert_eq!(done.stdout, "");
+    assert!(auth.record().tokens.is_empty());
+    let files = json_files(&credentials);
+    assert!(files.iter().all(|f| !std::fs::read_to_string(f).unwrap().contains("access_token")));
+
+    // A corrupt credentials file is named, and left alone.
+    assert_eq!(files.len(), 1, "the registration: {files:?}");
+    std::fs::write(&files[0], "{ corrupt").unwrap();
+    let list = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
+    assert_eq!(list.status.code(), Some(2), "{}", list.stderr);
+    assert_eq!(list.stderr.lines().count(), 1, "{}", list.stderr);
+    assert!(
+        list.stderr.starts_with(&format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'"))
+    );
+    assert!(list.stderr.contains(&files[0].display().to_string()) && list.stderr.contains("corrupt"));
+    assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), "{ corrupt");
+}
