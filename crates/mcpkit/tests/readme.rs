@@ -18,7 +18,6 @@
 //! * `npx -y @modelcontextprotocol/server-everything` stands for the copy that
 //!   `scripts/setup-interop.sh` installs into `.cache/` (the commands using it are skipped, with a
 //!   note, when it is not installed), and commands using `jq` are skipped when there is no `jq`.
-//! * The "More commands" section (between its `BEGIN`/`END` comments) has no console blocks yet.
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read};
@@ -106,15 +105,6 @@ fn rust_blocks_are_the_examples() {
         shown.push(path);
     }
     assert_eq!(shown, ["examples/weather_server.rs", "examples/client.rs"]);
-}
-
-#[test]
-fn more_commands_is_one_delimited_section_without_sessions() {
-    let text = readme();
-    let begin = text.find("<!-- BEGIN more-commands").expect("BEGIN more-commands marker");
-    let end = text.find("<!-- END more-commands -->").expect("END more-commands marker");
-    assert!(begin < end);
-    assert!(!text[begin..end].contains("```console"), "console blocks there are not run yet");
 }
 
 // --- output matching -----------------------------------------------------------------------------
@@ -447,6 +437,10 @@ fn the_shell_sessions_run_as_shown() {
         "mcpkit call echo --arg text=hi -- mcpkit serve --stdio",
         "mcpkit prompt poem --arg subject=rain --config servers.json --server demo",
         "target/debug/examples/weather_server --http 127.0.0.1:8081",
+        "mcpkit -v call echo --arg text=hi -- mcpkit serve --stdio",
+        "printf 'Ada\\ny\\n' | mcpkit call greet_me --interactive -- mcpkit serve --stdio",
+        "mcpkit call countdown --arg seconds=2 --progress -- mcpkit serve --stdio 2>&1 | cat",
+        "mcpkit man --out man",
     ] {
         assert!(ran.iter().any(|c| c == must), "`{must}` did not run; ran: {ran:#?}");
     }
