@@ -120,6 +120,20 @@ fn dechunk(mut body: &str) -> String {
     out
 }
 
+const JSON_HEADERS: [(&str, &str); 2] =
+    [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
+
+/// A legacy `initialize` (2025-11-25), answered with a session id.
+async fn initialize_legacy(addr: std::net::SocketAddr) -> Reply {
+    http(
+        addr,
+        "POST",
+        &JSON_HEADERS,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    )
+    .await
+}
+
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
 fn modern_headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'a str, &'a str)> {
@@ -248,15 +262,8 @@ async fn hardening_refuses_before_any_work() {
 #[tokio::test]
 async fn legacy_sessions_live_until_deleted() {
     let addr = start().await;
-    let json_headers =
-        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
-    let r = http(
-        addr,
-        "POST",
-        &json_headers,
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-    )
-    .await;
+    let json_headers = JSON_HEADERS;
+    let r = initialize_legacy(addr).await;
     assert_eq!(r.status, 200);
     mcp_testkit::assert_valid_message("2025-11-25", &r.json());
     let session = r.header("mcp-session-id").expect("a session id").to_owned();
@@ -295,15 +302,8 @@ async fn legacy_sessions_live_until_deleted() {
 #[tokio::test]
 async fn legacy_streams_resume_with_last_event_id() {
     let addr = start().await;
-    let json_headers =
-        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
-    let r = http(
-        addr,
-        "POST",
-        &json_headers,
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-    )
-    .await;
+    let json_headers = JSON_HEADERS;
+    let r = initialize_legacy(addr).await;
     let session = r.header("mcp-session-id").unwrap().to_owned();
     let mut h: Vec<(&str, &str)> = json_headers.to_vec();
     h.push(("mcp-session-id", &session));
@@ -344,15 +344,7 @@ async fn legacy_get_streams_carry_keep_alives_and_end_with_their_session() {
     let addr = bound.local_addr();
     let config = mcp_http::HttpConfig { keep_alive: Duration::from_millis(50), ..Default::default() };
     tokio::spawn(mcp_http::serve(server, bound, Some(config)));
-    let json_headers =
-        [("content-type", "application/json"), ("accept", "application/json, text/event-stream")];
-    let r = http(
-        addr,
-        "POST",
-        &json_headers,
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
-    )
-    .await;
+    let r = initialize_legacy(addr).await;
     let session = r.header("mcp-session-id").expect("a session id").to_owned();
     let mut stream = TcpStream::connect(addr).await.unwrap();
     let request = format!(

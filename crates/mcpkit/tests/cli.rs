@@ -3,21 +3,13 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
+mod support;
+
+use support::{BIN, run, serve_http};
+
+/// Runs `mcpkit args...` with `stdin` as its input.
 fn mcpkit(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn mcpkit");
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    support::run_with(support::command(args), Some(stdin))
 }
 
 #[test]
@@ -53,7 +45,7 @@ fn versions_lists_every_revision() {
 /// Runs `mcpkit serve --stdio` as a real process, feeds it `input`, closes stdin and returns
 /// the messages it wrote. The server must exit by itself after its input ends.
 fn serve(input: &[serde_json::Value]) -> Vec<serde_json::Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpkit"))
+    let mut child = Command::new(BIN)
         .args(["serve", "--stdio"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -104,34 +96,11 @@ fn serve_answers_modern_and_legacy_clients_over_real_pipes() {
     assert!(by_id(5)["result"]["contents"][0]["text"].as_str().unwrap().starts_with("Note 42"));
 }
 
-/// Kills the child when dropped, so a failing assertion never leaves a server running.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn serve_http_answers_over_a_real_socket() {
-    use std::io::{BufRead, BufReader, Read};
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit serve --http"),
-    );
-    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
-    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    use std::io::Read;
+    let server = serve_http(&[]);
+    let authority = server.authority().to_owned();
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"over http"}}}"#;
     let request = format!(
         "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: echo\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
@@ -160,32 +129,11 @@ fn http_exchange(authority: &str, request: &str) -> String {
 
 #[test]
 fn serve_http_with_auth_options_is_a_resource_server() {
-    use std::io::{BufRead, BufReader};
     // The issuer is never contacted: the request below carries no token, and the metadata
     // endpoint only names it.
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-            .args([
-                "serve",
-                "--http",
-                "127.0.0.1:0",
-                "--auth-issuer",
-                "http://127.0.0.1:9/issuer",
-                "--auth-scope",
-                "mcp:tools",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit serve --http --auth-issuer"),
-    );
-    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
-    let authority = url.trim_start_matches("http://").trim_end_matches("/mcp").to_owned();
+    let server = serve_http(&["--auth-issuer", "http://127.0.0.1:9/issuer", "--auth-scope", "mcp:tools"]);
+    let url = server.url().to_owned();
+    let authority = server.authority().to_owned();
 
     // Without a token: 401 and a challenge naming the metadata and the scope; no body is read.
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
@@ -221,22 +169,6 @@ fn serve_http_with_auth_options_is_a_resource_server() {
 }
 
 // ---- Usage errors, help, completions, man pages, the wire trace -------------------------------
-
-/// Runs `mcpkit args...` with no input and no `RUST_LOG`: (exit status, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-        .args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("MCPKIT_CONFIG")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcpkit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 /// The subcommands `mcpkit --help` lists (without `help`).
 fn subcommands() -> Vec<String> {
@@ -372,7 +304,7 @@ fn man_pages_come_from_the_command_definitions() {
 
 #[test]
 fn verbose_shows_the_messages_on_stderr_and_keeps_stdout_pure() {
-    let bin = env!("CARGO_BIN_EXE_mcpkit");
+    let bin = BIN;
     let (code, out, err) = run(&["-v", "list", "tools", "--", bin, "serve", "--stdio"]);
     assert_eq!(code, 0, "{err}");
     let json: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
@@ -398,21 +330,8 @@ fn verbose_shows_the_messages_on_stderr_and_keeps_stdout_pure() {
 
 #[test]
 fn verbose_shows_http_status_lines() {
-    use std::io::{BufRead, BufReader};
-    let mut server = Killed(
-        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit serve --http"),
-    );
-    let mut line = String::new();
-    BufReader::new(server.0.stderr.take().unwrap()).read_line(&mut line).unwrap();
-    let url =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
+    let server = serve_http(&[]);
+    let url = server.url().to_owned();
 
     let (code, out, err) = run(&["-v", "call", "echo", "--arg", "text=over http", "--url", &url]);
     assert_eq!(code, 0, "{err}");

@@ -2,25 +2,11 @@
 //! through an `mcpServers` config file. Stdout is a pipe here, so the output is JSON.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcpkit");
+mod support;
 
-/// Runs `mcpkit args...` and returns (exit status, stdout, stderr).
-fn mcpkit(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env_remove("MCPKIT_CONFIG")
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcpkit");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use support::{BIN, run as mcpkit, serve_http};
 
 /// `mcpkit <args> -- mcpkit serve --stdio`.
 fn stdio(args: &[&str]) -> (i32, String, String) {
@@ -172,13 +158,21 @@ fn complete_prompt_and_template_arguments() {
 
 #[test]
 fn listen_prints_one_json_line_per_event() {
-    let mut child = Command::new(BIN)
-        .args(["listen", "--tools", "--resource", "demo://readme", "--", BIN, "serve", "--stdio"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn mcpkit listen");
+    let mut child = support::command(&[
+        "listen",
+        "--tools",
+        "--resource",
+        "demo://readme",
+        "--",
+        BIN,
+        "serve",
+        "--stdio",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null())
+    .spawn()
+    .expect("spawn mcpkit listen");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
@@ -194,54 +188,10 @@ fn listen_prints_one_json_line_per_event() {
     assert!(err.contains("nothing to listen for"), "{err}");
 }
 
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start() -> Self {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit serve --http");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let url = loop {
-            line.clear();
-            if stderr.read_line(&mut line).unwrap() == 0 {
-                let _ = child.kill();
-                panic!("mcpkit serve --http exited before listening");
-            }
-            if let Some(url) = line.trim().strip_prefix("listening on ") {
-                break url.to_owned();
-            }
-        };
-        // Keep draining stderr so the server never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while stderr.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-                sink.clear();
-            }
-        });
-        HttpServer { child, url }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn over_http() {
-    let server = HttpServer::start();
-    let url = server.url.as_str();
+    let server = serve_http(&[]);
+    let url = server.url();
     let (code, out, err) = mcpkit(&["list", "tools", "--url", url]);
     assert_eq!(code, 0, "{err}");
     assert_demo_tools(&out);
@@ -270,14 +220,14 @@ fn over_http() {
 
 #[test]
 fn via_config_file() {
-    let server = HttpServer::start();
+    let server = serve_http(&[]);
     let dir = std::env::temp_dir().join(format!("mcpkit-client-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("config.json");
     let config = serde_json::json!({
         "mcpServers": {
             "demo": { "command": BIN, "args": ["serve", "--stdio"], "env": { "RUST_LOG": "warn" } },
-            "web": { "url": server.url, "headers": { "x-test": "yes" } },
+            "web": { "url": server.url(), "headers": { "x-test": "yes" } },
         }
     });
     std::fs::write(&path, config.to_string()).unwrap();
@@ -293,8 +243,7 @@ fn via_config_file() {
     assert_eq!(text_of(&json(&out)), "cfg");
 
     // $MCPKIT_CONFIG names the file when --config is not given.
-    let out = Command::new(BIN)
-        .args(["prompt", "poem", "--arg", "subject=sea", "--server", "demo"])
+    let out = support::command(&["prompt", "poem", "--arg", "subject=sea", "--server", "demo"])
         .env("MCPKIT_CONFIG", file)
         .output()
         .unwrap();

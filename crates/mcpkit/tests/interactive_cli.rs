@@ -2,10 +2,10 @@
 //! (`greet_me`), sampling (`haiku`), roots (`roots`) — from piped stdin with `--interactive`,
 //! and showing `countdown`'s progress with `--progress`, in both protocol eras.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod support;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcpkit");
+use support::BIN;
+
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
 
@@ -18,27 +18,10 @@ struct Run {
 /// `mcpkit <args> --protocol-version <version> -- mcpkit serve --stdio`, with `input` piped to
 /// stdin (`None`: stdin is /dev/null). The client ends its server when it exits.
 fn mcpkit(version: &str, args: &[&str], input: Option<&str>) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .args(["--protocol-version", version, "--", BIN, "serve", "--stdio"])
-        .env_remove("MCPKIT_CONFIG")
-        .env_remove("RUST_LOG")
-        .stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcpkit");
-    if let Some(text) = input {
-        let mut stdin = child.stdin.take().unwrap();
-        // The client may exit before reading everything (e.g. after a decline): ignore EPIPE.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let out = child.wait_with_output().expect("wait for mcpkit");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    let mut command = support::command(args);
+    command.args(["--protocol-version", version, "--", BIN, "serve", "--stdio"]);
+    let (code, stdout, stderr) = support::run_with(command, input);
+    Run { code, stdout, stderr }
 }
 
 /// The text blocks of the printed `tools/call` result, and its `isError`.

@@ -5,6 +5,7 @@
 
 #[path = "login/auth_server.rs"]
 mod auth_server;
+mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use auth_server::AuthServer;
 use mcp_client::reqwest::Url;
+use mcp_testkit::process::ListeningProcess;
 
 /// A bound on waits that only a hang would reach (not a timing assertion).
 const HANG: Duration = Duration::from_secs(120);
@@ -55,26 +57,11 @@ impl Drop for TempDir {
     }
 }
 
-/// `mcpkit serve --http` requiring tokens from `issuer`; its stderr is drained for as long as
-/// it runs.
-fn serve(issuer: &str) -> (Killed, String) {
-    let mut child = Killed(
-        Command::new(env!("CARGO_BIN_EXE_mcpkit"))
-            .args(["serve", "--http", "127.0.0.1:0", "--auth-issuer", issuer, "--auth-scope", "mcp:tools"])
-            .env_remove("RUST_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit serve"),
-    );
-    let mut stderr = BufReader::new(child.0.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let url =
-        line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected: {line}")).to_owned();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (child, url)
+/// `mcpkit serve --http` requiring tokens from `issuer`.
+fn serve(issuer: &str) -> (ListeningProcess, String) {
+    let server = support::serve_http(&["--auth-issuer", issuer, "--auth-scope", "mcp:tools"]);
+    let url = server.url().to_owned();
+    (server, url)
 }
 
 /// A running mcpkit client process: its stderr lines as they come, and all of its output.

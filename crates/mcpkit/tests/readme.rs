@@ -20,11 +20,12 @@
 //!   note, when it is not installed), and commands using `jq` are skipped when there is no `jq`.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
+use mcp_testkit::process::ListeningProcess;
 use nix::fcntl::OFlag;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcpkit");
@@ -151,31 +152,17 @@ fn the_wildcards_match_what_they_say() {
 
 // --- processes -----------------------------------------------------------------------------------
 
-/// Child processes killed when the test ends, however it ends.
+/// Servers killed when the test ends, however it ends.
 #[derive(Default)]
-struct Processes(Vec<Child>);
-
-impl Drop for Processes {
-    fn drop(&mut self) {
-        for child in &mut self.0 {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
+struct Processes(Vec<ListeningProcess>);
 
 impl Processes {
-    /// Starts a server that prints `listening on URL` on stderr; returns that first line.
-    fn server(&mut self, command: &mut Command) -> String {
-        let mut child =
-            command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        self.0.push(child);
-        let mut first = String::new();
-        stderr.read_line(&mut first).unwrap();
-        // Keep reading so that the server never blocks on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        first.trim_end().to_owned()
+    /// Starts a server that prints `listening on URL` on stderr; returns that line.
+    fn server(&mut self, command: Command) -> String {
+        let server = ListeningProcess::start(command);
+        let line = format!("listening on {}", server.url());
+        self.0.push(server);
+        line
     }
 }
 
@@ -264,7 +251,9 @@ fn client_example_talks_to_server_example_over_stdio() {
 #[test]
 fn server_example_over_http_with_mcpkit() {
     let mut processes = Processes::default();
-    let line = processes.server(Command::new(example("weather_server")).args(["--http", "127.0.0.1:0"]));
+    let mut server = Command::new(example("weather_server"));
+    server.args(["--http", "127.0.0.1:0"]);
+    let line = processes.server(server);
     let url = listening_url(&line).to_owned();
     let mcpkit = |args: &[&str]| {
         let (code, out, err) = run(Command::new(BIN).args(args).args(["--url", &url]).env_remove("RUST_LOG"));
@@ -381,7 +370,7 @@ impl Session {
         let expected: Vec<String> = expected.iter().map(|l| substitute_ports(l, &mut self.ports)).collect();
         let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
         let output = if command.contains("--http") {
-            self.processes.server(&mut self.shell(&format!("exec {command}")))
+            self.processes.server(self.shell(&format!("exec {command}")))
         } else {
             on_a_terminal(self.shell(&command))
         };
