@@ -684,3 +684,29 @@ async fn a_remembered_era_skips_the_probe_next_time() {
     let init = fake.sent_with_method("initialize").pop().unwrap();
     assert_eq!(init.params()["protocolVersion"], "2025-06-18");
 }
+
+#[tokio::test]
+async fn raw_results_are_the_servers_bytes() {
+    // Member order, a number's spelling and unknown members, as a server might write them.
+    const CALL: &str = r#"{"z":1,"content":[{"text":"hi","type":"text"}],"n":1.50,"x-vendor":{"b":1,"a":2}}"#;
+    const READ: &str = r#"{"contents":[{"uri":"a://b","text":"t"}],"resultType":"complete","_meta":{}}"#;
+    let script: support::Script = Box::new(|s| match s.method() {
+        Some("server/discover") => result(s.id(), discover_result()),
+        Some("tools/call") => Reply::Raw(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{CALL}}}"#, s.id())),
+        Some("resources/read") => {
+            Reply::Raw(format!(r#"{{"result":{READ},"id":{},"jsonrpc":"2.0"}}"#, s.id()))
+        }
+        _ => Reply::Nothing,
+    });
+    let (fake, rx) = Fake::new(TransportKind::Stdio, script);
+    let client = builder().connect_transport(fake, rx, "fake").await.unwrap();
+    let params = mcp_types::CallToolRequestParams::new("echo");
+    let (typed, raw) = client.call_tool_raw_with(&params, &RequestOptions::default()).await.unwrap();
+    assert_eq!(raw.get(), CALL);
+    assert_eq!(typed.content.len(), 1);
+    let params = mcp_types::ReadResourceRequestParams::new("a://b");
+    let (typed, raw) =
+        client.request_raw::<mcp_types::ReadResource>(&params, &RequestOptions::default()).await.unwrap();
+    assert_eq!(raw.get(), READ);
+    assert_eq!(typed.contents.len(), 1);
+}

@@ -5,9 +5,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use mcp_client::{Client, SubscriptionEvent};
+use mcp_client::{Client, RequestOptions, SubscriptionEvent};
 use mcp_types::{
-    CompleteRequestParams, PromptReference, ResourceTemplateReference, ServerNotification, SubscriptionFilter,
+    Complete, CompleteRequestParams, GetPrompt, PromptReference, ReadResource, ResourceTemplateReference,
+    ServerNotification, SubscriptionFilter,
 };
 use serde_json::{Map, Value, json};
 
@@ -261,11 +262,11 @@ async fn execute(
             let mut params = mcp_types::CallToolRequestParams::new(tool);
             params.arguments = call_arguments.as_object().cloned();
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.call_tool_with(&params, &progress.options()).await;
+            let result = client.call_tool_raw_with(&params, &progress.options()).await;
             drop(progress);
-            let result = result.map_err(|e| interactive::explain(e, target))?;
+            let (result, raw) = result.map_err(|e| interactive::explain(e, target))?;
             let failed = result.is_error == Some(true);
-            output::print(json, &serde_json::to_value(&result)?, output::call);
+            output::print_raw(json, &raw, output::call)?;
             if failed {
                 return Ok(ExitCode::from(1));
             }
@@ -273,19 +274,19 @@ async fn execute(
         ClientCommand::Read { uri, target, .. } => {
             let params = mcp_types::ReadResourceRequestParams::new(uri);
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.read_resource_with(&params, &progress.options()).await;
+            let result = client.request_raw::<ReadResource>(&params, &progress.options()).await;
             drop(progress);
-            let result = result.map_err(|e| interactive::explain(e, target))?;
-            output::print(json, &serde_json::to_value(&result)?, output::read);
+            let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
+            output::print_raw(json, &raw, output::read)?;
         }
         ClientCommand::Prompt { name, target, .. } => {
             let mut params = mcp_types::GetPromptRequestParams::new(name);
             params.arguments = (!prompt_arguments.is_empty()).then_some(prompt_arguments);
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.get_prompt_with(&params, &progress.options()).await;
+            let result = client.request_raw::<GetPrompt>(&params, &progress.options()).await;
             drop(progress);
-            let result = result.map_err(|e| interactive::explain(e, target))?;
-            output::print(json, &serde_json::to_value(&result)?, output::prompt);
+            let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
+            output::print_raw(json, &raw, output::prompt)?;
         }
         ClientCommand::Complete { prompt, resource, argument, value, .. } => {
             let params = match (prompt, resource) {
@@ -295,8 +296,8 @@ async fn execute(
                 }
                 (None, None) => bail!("give --prompt NAME or --resource URI_TEMPLATE"),
             };
-            let result = client.complete(&params).await?;
-            output::print(json, &serde_json::to_value(&result)?, output::complete);
+            let (_, raw) = client.request_raw::<Complete>(&params, &RequestOptions::default()).await?;
+            output::print_raw(json, &raw, output::complete)?;
         }
         ClientCommand::Listen { tools, prompts, resources, resource, .. } => {
             let filter = SubscriptionFilter {

@@ -15,6 +15,20 @@ pub(crate) fn print(json: bool, value: &Value, text: fn(&Value) -> String) {
     }
 }
 
+/// Prints a result as the server sent it: its exact JSON text with `json`, else readable text.
+pub(crate) fn print_raw(
+    json: bool,
+    raw: &mcp_types::RawJson,
+    text: fn(&Value) -> String,
+) -> anyhow::Result<()> {
+    if json {
+        println!("{}", raw.get());
+    } else {
+        print(false, &serde_json::from_str(raw.get())?, text);
+    }
+    Ok(())
+}
+
 /// Prints one event of `listen`: a JSON line, or a readable line.
 pub(crate) fn event(json: bool, value: &Value) {
     use std::io::Write;

@@ -31,7 +31,8 @@ pub(crate) struct TargetArgs {
     /// Speak only this protocol revision (no era detection).
     #[arg(long, value_name = "REV")]
     protocol_version: Option<ProtocolVersion>,
-    /// Print the exact JSON results (the default when stdout is not a terminal).
+    /// Print JSON (the default when stdout is not a terminal): results exactly as the server
+    /// sent them; for `list`, the items of every page in one document.
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, DiscoverResult,
     GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceRequestParams,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, RawJson, ReadResourceRequestParams,
     ReadResourceResult, Resource, ResourceTemplate, ServerNotification, Tool,
 };
 use serde_json::{Map, Value};
@@ -153,6 +153,17 @@ impl Client {
         params: &CallToolRequestParams,
         options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_raw_with(params, options).await.map(|(result, _)| result)
+    }
+
+    /// [`Client::call_tool_with`], also returning the result exactly as the server sent it (for
+    /// printing or forwarding it byte for byte: member order, numbers and unknown members as
+    /// they were).
+    pub async fn call_tool_raw_with(
+        &self,
+        params: &CallToolRequestParams,
+        options: &RequestOptions,
+    ) -> Result<(CallToolResult, RawJson), ClientError> {
         let mut entry = self.inner.tools.get(&params.name);
         if entry.is_none()
             && !self.inner.tools.listed()
@@ -206,7 +217,7 @@ impl Client {
                 }
             }
         }
-        Ok(result)
+        Ok((result, raw))
     }
 
     /// `resources/read`.

@@ -248,6 +248,18 @@ impl Client {
         let params = to_map(params)?;
         self.inner.call::<M::Result>(M::METHOD, params, options).await
     }
+
+    /// [`Client::request`], also returning the result exactly as the server sent it (for
+    /// printing or forwarding it byte for byte).
+    pub async fn request_raw<M: mcp_types::RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: &RequestOptions,
+    ) -> Result<(M::Result, mcp_types::RawJson), ClientError> {
+        let params = to_map(params)?;
+        let raw = self.inner.call_raw(M::METHOD, params, options, |_| {}).await?;
+        Ok((decode(M::METHOD, &raw)?, raw))
+    }
 }
 
 pub(crate) fn to_map<T: serde::Serialize>(params: &T) -> Result<Map<String, Value>, ClientError> {

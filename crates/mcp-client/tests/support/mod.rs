@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 pub(crate) enum Reply {
     /// Push these messages back (in order).
     Messages(Vec<Value>),
+    /// Push this message back exactly as written.
+    Raw(String),
     /// Fail the send with this error (nothing pushed).
     Fail(TransportError),
     /// Say nothing.
@@ -117,6 +119,10 @@ impl Transport for Fake {
                     for m in messages {
                         self.push(m);
                     }
+                    Ok(())
+                }
+                Reply::Raw(text) => {
+                    let _ = self.inbound.send(Inbound::Message(Bytes::from(text)));
                     Ok(())
                 }
                 Reply::Fail(e) => Err(e),
