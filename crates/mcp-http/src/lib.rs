@@ -56,7 +56,7 @@ pub use config::HttpConfig;
 pub use events::{EventStore, MemoryEventStore};
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
 pub use mcp_auth::jose::Algorithm;
-pub use serve::{Bound, bind, serve};
+pub use serve::{Bound, bind, serve, serve_until};
 
 /// The Streamable HTTP transport of a [`Server`].
 #[derive(Clone)]

@@ -1,14 +1,17 @@
 //! Running the transport standalone: an accept loop over hyper with the connection limit and
 //! the header read timeout of DECISIONS.md.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use mcp_server::Server;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
 
 use crate::{HttpConfig, McpHttp};
 
@@ -37,48 +40,61 @@ pub async fn bind(addr: SocketAddr) -> std::io::Result<Bound> {
 /// Serves `server` on a bound listener until the process ends. Without an explicit config,
 /// the Host/Origin allowlists are derived from the bound address.
 pub async fn serve(server: Server, bound: Bound, config: Option<HttpConfig>) -> std::io::Result<()> {
+    serve_until(server, bound, config, std::future::pending(), Duration::ZERO).await
+}
+
+/// Serves `server` until `shutdown` resolves, then shuts down gracefully: no new connections
+/// are accepted, idle keep-alive connections are closed, and requests in flight get up to
+/// `grace` to finish (long-lived streams — a legacy GET stream, `subscriptions/listen`, HTTP+SSE —
+/// are cut when it expires). Returns once every connection is gone or `grace` has passed.
+pub async fn serve_until(
+    server: Server,
+    bound: Bound,
+    config: Option<HttpConfig>,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<()> {
     let config = config.unwrap_or_else(|| HttpConfig::for_bind(bound.addr));
     let header_timeout = config.header_read_timeout;
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let router = McpHttp::new(server, config).router();
+    // Every connection task holds a receiver: `true` asks it to finish gracefully, and the
+    // channel closes (for `closed()` below) when the last task has ended.
+    let (stop, stopping) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
     loop {
-        let (stream, _) = match bound.listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                // Running out of file descriptors and the like are transient: keep serving.
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                continue;
-            }
+        let (stream, _) = tokio::select! {
+            accepted = bound.listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    // Running out of file descriptors and the like are transient: keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+            // Reap finished connection tasks as they end, so the set stays small.
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
         };
         let permit = connections.clone().try_acquire_owned().ok();
         let router = router.clone();
-        tokio::spawn(async move {
+        let stopping = stopping.clone();
+        tasks.spawn(async move {
             let io = TokioIo::new(stream);
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
             let result = match permit {
                 Some(permit) => {
                     let service = TowerToHyperService::new(router);
-                    let r = builder.serve_connection(io, service).await;
+                    let r = until_stopped(builder.serve_connection(io, service), stopping).await;
                     drop(permit);
                     r
                 }
                 None => {
-                    // Over the connection limit: answer 503 with Retry-After and close.
-                    let service = hyper::service::service_fn(|_req| async {
-                        let mut response = hyper::Response::new(http_body_util::Full::new(
-                            bytes::Bytes::from_static(b"too many connections"),
-                        ));
-                        *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
-                        response
-                            .headers_mut()
-                            .insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
-                        response
-                            .headers_mut()
-                            .insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
-                        Ok::<_, std::convert::Infallible>(response)
-                    });
+                    let service =
+                        hyper::service::service_fn(|_req| async { Ok::<_, Infallible>(too_many()) });
                     builder.keep_alive(false).serve_connection(io, service).await
                 }
             };
@@ -87,4 +103,44 @@ pub async fn serve(server: Server, bound: Bound, config: Option<HttpConfig>) -> 
             }
         });
     }
+    drop(bound);
+    let _ = stop.send(true);
+    drop(stopping);
+    let drained = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(grace, drained).await.is_err() {
+        tracing::info!(open = tasks.len(), "grace period over: closing the remaining connections");
+        tasks.abort_all();
+    }
+    Ok(())
+}
+
+/// Drives one connection; when asked to stop, lets it finish its request in flight (hyper's
+/// graceful shutdown closes it after the current response, or at once when idle).
+async fn until_stopped<I, S>(
+    conn: hyper::server::conn::http1::Connection<I, S>,
+    mut stopping: watch::Receiver<bool>,
+) -> hyper::Result<()>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    tokio::pin!(conn);
+    tokio::select! {
+        result = conn.as_mut() => return result,
+        _ = stopping.wait_for(|stop| *stop) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    conn.await
+}
+
+/// The answer over the connection limit: 503 with Retry-After, and the connection closes.
+fn too_many() -> hyper::Response<http_body_util::Full<bytes::Bytes>> {
+    let mut response =
+        hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from_static(b"too many connections")));
+    *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+    response.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
+    response.headers_mut().insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    response
 }

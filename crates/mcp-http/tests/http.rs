@@ -374,3 +374,94 @@ async fn legacy_get_streams_carry_keep_alives_and_end_with_their_session() {
         seen.extend_from_slice(&buf[..n]);
     }
 }
+
+async fn slow(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    text
+}
+
+#[tokio::test]
+async fn graceful_shutdown_finishes_requests_in_flight_and_refuses_new_connections() {
+    let server =
+        Server::builder("http-test", "1").tools(Tools::new().add("slow", "Slow", slow)).build().unwrap();
+    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = bound.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(mcp_http::serve_until(
+        server,
+        bound,
+        None,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(30),
+    ));
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":"slow","arguments":{{"text":"finished"}}}}}}"#
+    );
+    let in_flight =
+        tokio::spawn(
+            async move { http(addr, "POST", &modern_headers("tools/call", Some("slow")), &body).await },
+        );
+    // Shut down while the call runs (the tool sleeps 300 ms; the request is sent well before).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    stop.send(()).unwrap();
+    let reply =
+        tokio::time::timeout(Duration::from_secs(30), in_flight).await.expect("the call hung").unwrap();
+    assert_eq!(reply.status, 200);
+    let answer = if reply.header("content-type").is_some_and(|t| t.starts_with("text/event-stream")) {
+        reply.events().pop().unwrap()
+    } else {
+        reply.json()
+    };
+    assert_eq!(answer["result"]["content"][0]["text"], "finished", "{answer}");
+    tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("serve_until did not return")
+        .unwrap()
+        .unwrap();
+    // The listener is gone.
+    assert!(TcpStream::connect(addr).await.is_err());
+}
+
+#[tokio::test]
+async fn graceful_shutdown_cuts_long_lived_streams_after_the_grace_period() {
+    let server =
+        Server::builder("http-test", "1").tools(Tools::new().add("echo", "Echo", echo)).build().unwrap();
+    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = bound.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(mcp_http::serve_until(
+        server,
+        bound,
+        None,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_millis(200),
+    ));
+    let r = initialize_legacy(addr).await;
+    let session = r.header("mcp-session-id").expect("a session id").to_owned();
+    // A GET stream stays open until the session ends.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\naccept: text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\nmcp-session-id: {session}\r\n\r\n",
+        addr.port()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut buf = [0u8; 256];
+    let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("serve_until did not return")
+        .unwrap()
+        .unwrap();
+    // The stream was cut: reading reaches the end.
+    let mut rest = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut rest))
+        .await
+        .expect("the stream outlived the server")
+        .ok();
+}
