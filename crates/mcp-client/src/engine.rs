@@ -37,10 +37,19 @@ pub(crate) enum CallEvent {
     Failed(ClientError),
 }
 
+/// How long a message the client sends on its own (a cancellation, the answer to a server's
+/// request) may take to leave before it is given up: nobody waits for these, but a server that
+/// never answers their POST must not keep a task and a connection forever.
+const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Per-request options the engine applies.
 #[derive(Clone, Default)]
 pub(crate) struct SendOptions {
+    /// How long the whole exchange may take, the transport's send included; restarted by each
+    /// progress notification when `reset_on_progress`.
     pub(crate) timeout: Option<Duration>,
+    /// The hard limit, from the start of the request, that progress never extends.
+    pub(crate) max_timeout: Option<Duration>,
     pub(crate) reset_on_progress: bool,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) version: Option<ProtocolVersion>,
@@ -110,12 +119,14 @@ impl Engine {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// Sends a notification.
+    /// Sends a notification, giving up after `timeout` (the transport's send: on HTTP, until the
+    /// server acknowledged the POST). A notification that timed out may have arrived.
     pub(crate) async fn notify(
         &self,
         method: &str,
         params: Option<&Value>,
         version: Option<ProtocolVersion>,
+        timeout: Option<Duration>,
     ) -> Result<(), ClientError> {
         let mut message = Map::new();
         message.insert("jsonrpc".into(), "2.0".into());
@@ -129,7 +140,14 @@ impl Engine {
             kind: OutgoingKind::Notification { method: method.to_string() },
             protocol_version: version,
         };
-        self.send(outgoing).await.map_err(ClientError::transport)
+        let sending = self.send(outgoing);
+        let sent = match timeout {
+            Some(limit) => {
+                tokio::time::timeout(limit, sending).await.map_err(|_| ClientError::Timeout(limit))?
+            }
+            None => sending.await,
+        };
+        sent.map_err(ClientError::transport)
     }
 
     /// Hands one message to the transport: every message the client sends goes through here,
@@ -144,13 +162,38 @@ impl Engine {
     pub(crate) async fn request(
         self: &Arc<Self>,
         method: &str,
+        params: Map<String, Value>,
+        options: &SendOptions,
+        on_tagged: impl FnMut(Notification),
+    ) -> Result<RawJson, ClientError> {
+        self.exchange(method, params, options, on_tagged).await.map_err(|failure| failure.error)
+    }
+
+    /// [`Engine::request`], telling also whether the transport finished sending the request
+    /// (on HTTP: the server began its answer) before it failed.
+    ///
+    /// The timeouts cover the whole exchange, from before the transport's send to the answer: a
+    /// server that accepts the connection and never answers the POST times out like one that
+    /// never sends the response. A timeout cancels the request like a dropped call does (the
+    /// pending entry goes, the transport abandons it, and `notifications/cancelled` follows
+    /// where that is the cancellation signal); its outcome is unknown, since the request may
+    /// have arrived.
+    pub(crate) async fn exchange(
+        self: &Arc<Self>,
+        method: &str,
         mut params: Map<String, Value>,
         options: &SendOptions,
         mut on_tagged: impl FnMut(Notification),
-    ) -> Result<RawJson, ClientError> {
+    ) -> Result<RawJson, Failure> {
+        let started = tokio::time::Instant::now();
+        let hard = options.max_timeout.map(|limit| (started + limit, limit));
+        let soft = |from: tokio::time::Instant| options.timeout.map(|limit| (from + limit, limit));
+        let mut deadline = earliest(soft(started), hard);
+        let fail = |error, delivered| Failure { error, delivered };
         if let Some(error) = self.closed_error() {
             // The transport is gone: this request never leaves the client.
-            return Err(ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted });
+            let error = ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted };
+            return Err(fail(error, false));
         }
         let id = self.next_id();
         if options.progress.is_some() {
@@ -181,40 +224,49 @@ impl Engine {
             },
             protocol_version: options.version,
         };
-        if let Err(error) = self.send(outgoing).await {
+        let sending = self.send(outgoing);
+        let sent = match deadline {
+            // The guard stays armed: the request is cancelled as the error returns.
+            Some((at, limit)) => match tokio::time::timeout_at(at, sending).await {
+                Ok(sent) => sent,
+                Err(_) => return Err(fail(ClientError::Timeout(limit), false)),
+            },
+            None => sending.await,
+        };
+        if let Err(error) = sent {
             guard.disarm();
-            return Err(answer_from_http_error(error));
+            return Err(fail(answer_from_http_error(error), false));
         }
-        let mut deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
         loop {
             let event = match deadline {
-                Some(at) => match tokio::time::timeout_at(at, rx.recv()).await {
+                Some((at, limit)) => match tokio::time::timeout_at(at, rx.recv()).await {
                     Ok(event) => event,
-                    Err(_) => return Err(ClientError::Timeout(options.timeout.unwrap_or_default())),
+                    Err(_) => return Err(fail(ClientError::Timeout(limit), true)),
                 },
                 None => rx.recv().await,
             };
             match event {
                 Some(CallEvent::Answer(answer)) => {
                     guard.disarm();
-                    return answer.map_err(ClientError::Protocol);
+                    return answer.map_err(|e| fail(ClientError::Protocol(e), true));
                 }
                 Some(CallEvent::Progress(p)) => {
                     if let Some(f) = &options.progress {
                         f(&p);
                     }
                     if options.reset_on_progress {
-                        deadline = options.timeout.map(|t| tokio::time::Instant::now() + t);
+                        // Never past the hard limit.
+                        deadline = earliest(soft(tokio::time::Instant::now()), hard);
                     }
                 }
                 Some(CallEvent::Tagged(n)) => on_tagged(n),
                 Some(CallEvent::Failed(e)) => {
                     guard.disarm();
-                    return Err(e);
+                    return Err(fail(e, true));
                 }
                 None => {
                     guard.disarm();
-                    return Err(ClientError::Closed);
+                    return Err(fail(ClientError::Closed, true));
                 }
             }
         }
@@ -310,8 +362,14 @@ impl Engine {
                 kind: OutgoingKind::Response,
                 protocol_version: version,
             };
-            if let Err(e) = engine.send(outgoing).await {
-                tracing::warn!(target: "mcp_client", "could not answer the server's {}: {e}", request.method);
+            match tokio::time::timeout(BACKGROUND_SEND_TIMEOUT, engine.send(outgoing)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(target: "mcp_client", "could not answer the server's {}: {e}", request.method)
+                }
+                Err(_) => {
+                    tracing::warn!(target: "mcp_client", "could not answer the server's {}: no acknowledgement within {BACKGROUND_SEND_TIMEOUT:?}", request.method)
+                }
             }
         });
         lock(&self.server_tasks).insert(id, task.abort_handle());
@@ -325,6 +383,25 @@ impl Engine {
             ServerRequest::ListRoots(_) => to_value(self.handlers.roots().await),
             _ => Err(ErrorObject::method_not_found(&request.method)),
         }
+    }
+}
+
+/// How a request failed.
+pub(crate) struct Failure {
+    pub(crate) error: ClientError,
+    /// Whether the transport had finished sending the request (on HTTP: the answer had begun)
+    /// when it failed. A timeout before that means the server never took the request in.
+    pub(crate) delivered: bool,
+}
+
+/// The deadline that comes first, with the limit it enforces.
+fn earliest(
+    a: Option<(tokio::time::Instant, Duration)>,
+    b: Option<(tokio::time::Instant, Duration)>,
+) -> Option<(tokio::time::Instant, Duration)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b.0 <= a.0 { b } else { a }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -412,7 +489,8 @@ impl Drop for CallGuard {
             let params = serde_json::json!({"requestId": &self.id, "reason": "cancelled by the client"});
             let version = self.version;
             handle.spawn(async move {
-                let _ = engine.notify("notifications/cancelled", Some(&params), version).await;
+                let timeout = Some(BACKGROUND_SEND_TIMEOUT);
+                let _ = engine.notify("notifications/cancelled", Some(&params), version, timeout).await;
             });
         }
     }

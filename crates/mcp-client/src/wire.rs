@@ -43,6 +43,36 @@ impl fmt::Display for Text<'_> {
     }
 }
 
+/// A URL (or any text holding URLs, such as a command line) for error messages and logs: the
+/// password of every `scheme://user:password@host` is shown as `***`; everything else is kept,
+/// so the user still recognizes the URL they gave. The one helper for every URL the client
+/// prints outside the wire trace (which leaves user information out altogether, see [`Shown`]).
+pub(crate) struct Redacted<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut rest = self.0;
+        while let Some(start) = rest.find("://") {
+            let authority_start = start + 3;
+            f.write_str(&rest[..authority_start])?;
+            rest = &rest[authority_start..];
+            let end =
+                rest.find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace()).unwrap_or(rest.len());
+            let authority = &rest[..end];
+            match authority.rfind('@').and_then(|at| authority[..at].find(':').map(|colon| (colon, at))) {
+                Some((colon, at)) => {
+                    f.write_str(&authority[..=colon])?;
+                    f.write_str("***")?;
+                    f.write_str(&authority[at..])?;
+                }
+                None => f.write_str(authority)?,
+            }
+            rest = &rest[end..];
+        }
+        f.write_str(rest)
+    }
+}
+
 #[cfg(feature = "http")]
 pub(crate) use http::*;
 
@@ -132,7 +162,23 @@ mod http {
 
 #[cfg(test)]
 mod tests {
-    use super::Text;
+    use super::{Redacted, Text};
+
+    #[test]
+    fn passwords_in_urls_are_masked_and_nothing_else_changes() {
+        let shown = |s: &str| Redacted(s).to_string();
+        assert_eq!(shown("http://user:secret@host:8080/mcp?x=1"), "http://user:***@host:8080/mcp?x=1");
+        assert_eq!(shown("https://:s3cr%40t@host/mcp"), "https://:***@host/mcp");
+        assert_eq!(shown("http://user@host/mcp"), "http://user@host/mcp");
+        assert_eq!(shown("http://127.0.0.1:3000/mcp"), "http://127.0.0.1:3000/mcp");
+        assert_eq!(shown("http://host/a@b:c"), "http://host/a@b:c");
+        assert_eq!(shown("http://u:p@a@host"), "http://u:***@host");
+        assert_eq!(
+            shown("stdio:srv --url http://a:pw@h/x --other https://b:pw2@i"),
+            "stdio:srv --url http://a:***@h/x --other https://b:***@i"
+        );
+        assert_eq!(shown("not a url: 1"), "not a url: 1");
+    }
 
     #[test]
     fn text_is_the_bytes_as_they_are() {

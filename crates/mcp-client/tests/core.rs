@@ -710,3 +710,192 @@ async fn raw_results_are_the_servers_bytes() {
     assert_eq!(raw.get(), READ);
     assert_eq!(typed.contents.len(), 1);
 }
+
+/// Fails the test instead of hanging when a timeout under test does not fire.
+async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(30), f).await.unwrap_or_else(|_| panic!("{what} hung"))
+}
+
+#[tokio::test]
+async fn a_send_that_never_completes_times_out_and_is_cancelled() {
+    for kind in [TransportKind::Stdio, TransportKind::StreamableHttp] {
+        let (fake, rx) = Fake::new(
+            kind,
+            Box::new(|s| match s.method() {
+                Some("server/discover") => result(s.id(), discover_result()),
+                Some("tools/list") => result(s.id(), json!({"tools": []})),
+                Some("tools/call") => Reply::Hang,
+                _ => Reply::Nothing,
+            }),
+        );
+        let client = builder()
+            .request_timeout(Some(Duration::from_millis(200)))
+            .connect_transport(fake.clone(), rx, "fake")
+            .await
+            .unwrap();
+        let params = mcp_types::CallToolRequestParams::new("stuck");
+        // The call's own timeout, then the client's default: both cover the send.
+        for options in [RequestOptions::new().timeout(Duration::from_millis(150)), RequestOptions::new()] {
+            let e = bounded("the call", client.call_tool_with(&params, &options)).await.unwrap_err();
+            assert!(matches!(e, ClientError::Timeout(_)), "{e:?}");
+            assert_eq!(e.outcome(), Outcome::Unknown, "the request may have arrived");
+        }
+        let calls = fake.sent_with_method("tools/call");
+        assert_eq!(calls.len(), 2, "a timed-out call is not retried");
+        for call in &calls {
+            let id: mcp_types::RequestId = serde_json::from_value(call.id()).unwrap();
+            assert!(fake.abandoned.lock().unwrap().contains(&id));
+        }
+        for _ in 0..500 {
+            if kind != TransportKind::Stdio || fake.sent_with_method("notifications/cancelled").len() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let cancelled: Vec<Value> = fake
+            .sent_with_method("notifications/cancelled")
+            .iter()
+            .map(|c| c.params()["requestId"].clone())
+            .collect();
+        match kind {
+            TransportKind::Stdio => assert_eq!(cancelled, vec![calls[0].id(), calls[1].id()]),
+            _ => assert!(cancelled.is_empty(), "modern HTTP cancels by dropping the exchange"),
+        }
+        // The client keeps working.
+        bounded("tools/list", client.list_all_tools()).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_probe_the_server_never_takes_in_fails_the_connection_within_the_probe_timeout() {
+    let (fake, rx) = Fake::new(
+        TransportKind::StreamableHttp,
+        Box::new(|s| match s.method() {
+            Some("server/discover") => Reply::Hang,
+            _ => Reply::Nothing,
+        }),
+    );
+    // The request timeout is far away: only the probe timeout can end this.
+    let connecting = builder().request_timeout(Some(Duration::from_secs(3600))).connect_transport(
+        fake.clone(),
+        rx,
+        "fake",
+    );
+    let e = bounded("connect", connecting).await.unwrap_err();
+    assert!(matches!(e, ClientError::Timeout(t) if t == Duration::from_millis(300)), "{e:?}");
+    assert!(fake.sent_with_method("initialize").is_empty(), "a server that took nothing in is not legacy");
+}
+
+#[tokio::test]
+async fn every_step_of_a_legacy_handshake_is_bounded_by_the_request_timeout() {
+    for stuck in ["initialize", "notifications/initialized"] {
+        let (fake, rx) = Fake::new(
+            TransportKind::Stdio,
+            Box::new(move |s| match s.method() {
+                Some(m) if m == stuck => Reply::Hang,
+                Some("server/discover") => error(s.id(), -32601, "Method not found", None),
+                Some("initialize") => result(s.id(), initialize_result("2025-06-18")),
+                _ => Reply::Nothing,
+            }),
+        );
+        let connecting = builder().request_timeout(Some(Duration::from_millis(200))).connect_transport(
+            fake.clone(),
+            rx,
+            "fake",
+        );
+        let e = bounded(stuck, connecting).await.unwrap_err();
+        assert!(matches!(e, ClientError::Timeout(_)), "{stuck}: {e:?}");
+        assert_eq!(fake.sent_with_method(stuck).len(), 1);
+    }
+}
+
+/// A server that reports progress on every `tools/call` every 20 ms, forever.
+fn endless_progress() -> (Arc<Fake>, mcp_client::transport::InboundReceiver, tokio::task::JoinHandle<()>) {
+    let (fake, rx) = Fake::new(
+        TransportKind::Stdio,
+        Box::new(|s| match s.method() {
+            Some("server/discover") => result(s.id(), discover_result()),
+            _ => Reply::Nothing,
+        }),
+    );
+    let pusher = tokio::spawn({
+        let fake = fake.clone();
+        async move {
+            for i in 0u64.. {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                for call in fake.sent_with_method("tools/call") {
+                    let token = call.params()["_meta"]["progressToken"].clone();
+                    fake.push(json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": i}}));
+                }
+            }
+        }
+    });
+    (fake, rx, pusher)
+}
+
+#[tokio::test]
+async fn progress_never_extends_a_call_past_its_maximum() {
+    let max = Duration::from_millis(600);
+    for per_call in [true, false] {
+        let (fake, rx, pusher) = endless_progress();
+        let mut b = builder();
+        if !per_call {
+            b = b.max_request_timeout(Some(max));
+        }
+        let client = b.connect_transport(fake.clone(), rx, "fake").await.unwrap();
+        let reported = Arc::new(AtomicUsize::new(0));
+        let counter = reported.clone();
+        let mut options = RequestOptions::new()
+            .timeout(Duration::from_millis(200))
+            .reset_timeout_on_progress(true)
+            .on_progress(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            });
+        if per_call {
+            options = options.max_timeout(max);
+        }
+        let params = mcp_types::CallToolRequestParams::new("forever");
+        let e = bounded("the call", client.call_tool_with(&params, &options)).await.unwrap_err();
+        pusher.abort();
+        assert!(matches!(e, ClientError::Timeout(t) if t == max), "the maximum ended it: {e:?}");
+        assert!(reported.load(Ordering::Relaxed) > 0, "progress was reported");
+        let call = fake.sent_with_method("tools/call").pop().unwrap();
+        for _ in 0..500 {
+            if !fake.sent_with_method("notifications/cancelled").is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let cancelled = fake.sent_with_method("notifications/cancelled");
+        assert_eq!(cancelled[0].params()["requestId"], call.id());
+    }
+}
+
+#[tokio::test]
+async fn no_timeout_lifts_the_clients_maximum() {
+    let (fake, rx) = Fake::new(
+        TransportKind::Stdio,
+        Box::new(|s| match s.method() {
+            Some("server/discover") => result(s.id(), discover_result()),
+            _ => Reply::Nothing,
+        }),
+    );
+    let client = builder()
+        .max_request_timeout(Some(Duration::from_millis(50)))
+        .connect_transport(fake.clone(), rx, "fake")
+        .await
+        .unwrap();
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let params = mcp_types::CallToolRequestParams::new("slow");
+            client.call_tool_with(&params, &RequestOptions::new().no_timeout()).await
+        }
+    });
+    let sent = fake.wait_for("tools/call").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fake.push(json!({"jsonrpc": "2.0", "id": sent.id(), "result": text_result("late but fine")}));
+    let r = bounded("the call", call).await.unwrap().unwrap();
+    assert_eq!(r.content.len(), 1);
+}

@@ -238,17 +238,9 @@ async fn read_limited(response: &mut Response, limit: usize) -> Result<bytes::By
     Ok(body.freeze())
 }
 
-/// A reqwest error without its URL (whose query may carry a code or state).
+/// A reqwest error with its causes, without its URL (whose query may carry a code or state).
 fn http_error(e: reqwest::Error) -> AuthError {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    AuthError::Http(text)
+    AuthError::Http(crate::transport::http::common::error_text(e))
 }
 
 /// A URL for logs and errors: scheme, host, port and path only.

@@ -49,7 +49,7 @@ impl AuthorizationPrompt for NoFollowPrompt {
                 .get(authorization_url.clone())
                 .send()
                 .await
-                .map_err(|e| AuthError::Prompt(e.without_url().to_string()))?;
+                .map_err(|e| AuthError::Prompt(crate::transport::http::common::error_text(e)))?;
             // The status line only: the `Location` carries the authorization code.
             crate::wire::answered(&reqwest::Method::GET, &authorization_url, &response);
             let status = response.status();

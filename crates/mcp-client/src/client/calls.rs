@@ -299,7 +299,8 @@ impl Client {
             return Ok(());
         }
         let v = self.protocol_version();
-        self.inner.engine.notify("notifications/roots/list_changed", None, Some(v)).await
+        let timeout = self.inner.config.request_timeout;
+        self.inner.engine.notify("notifications/roots/list_changed", None, Some(v), timeout).await
     }
 
     /// Drops cached results and tool definitions on change notifications.

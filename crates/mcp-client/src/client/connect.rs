@@ -39,11 +39,16 @@ impl ClientBuilder {
         if self.pinned.is_none() && cache.get(&target).is_some() {
             match self.clone().connect_http_once(config.clone()).await {
                 Ok(client) => return Ok(client),
-                Err(e @ ClientError::Transport { outcome: crate::Outcome::NotExecuted, .. }) => {
+                // Unreachable or unresponsive: detecting again would only fail (or wait) again.
+                Err(
+                    e @ (ClientError::Transport { outcome: crate::Outcome::NotExecuted, .. }
+                    | ClientError::Timeout(_)),
+                ) => {
                     return Err(e);
                 }
                 Err(e) => {
-                    tracing::info!(target: "mcp_client", url = %target, "remembered era failed ({e}); detecting again");
+                    let url = crate::wire::Redacted(&target);
+                    tracing::info!(target: "mcp_client", %url, "remembered era failed ({e}); detecting again");
                     cache.forget(&target);
                 }
             }
@@ -70,12 +75,21 @@ impl ClientBuilder {
                     return Err(e);
                 }
                 Err(HandshakeError::TryHttpSse(e)) => {
-                    tracing::info!(target: "mcp_client", url = %target, "{e}; trying the HTTP+SSE transport");
+                    let url = crate::wire::Redacted(&target);
+                    tracing::info!(target: "mcp_client", %url, "{e}; trying the HTTP+SSE transport");
                 }
             }
         }
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let transport = HttpSseTransport::connect(config, tx).await.map_err(ClientError::transport)?;
+        // Bounded by the transport's endpoint timeout, and by the request timeout when shorter.
+        let opening = HttpSseTransport::connect(config, tx);
+        let opened = match self.request_timeout {
+            Some(limit) => {
+                tokio::time::timeout(limit, opening).await.map_err(|_| ClientError::Timeout(limit))?
+            }
+            None => opening.await,
+        };
+        let transport = opened.map_err(ClientError::transport)?;
         self.connect_transport(transport, rx, target).await
     }
 }

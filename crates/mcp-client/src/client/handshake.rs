@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::{
     Client, ClientBuilder, Inner, SUPPORTED_VERSIONS, Session, decode, no_common, pick_version, to_map,
 };
-use crate::engine::{Engine, SendOptions};
+use crate::engine::{Engine, Failure, SendOptions};
 use crate::error::ClientError;
 use crate::transport::{InboundReceiver, Transport, TransportError, TransportKind};
 
@@ -119,7 +119,7 @@ impl Inner {
         *self.session.write().unwrap_or_else(|p| p.into_inner()) = Session { generation, ..session };
         self.engine.set_version(version);
         self.remember(version);
-        tracing::debug!(target: "mcp_client", server = %self.target, %version, "connected");
+        tracing::debug!(target: "mcp_client", server = %crate::wire::Redacted(&self.target), %version, "connected");
         Ok(())
     }
 
@@ -167,7 +167,7 @@ impl Inner {
         &self,
         version: ProtocolVersion,
         timeout: Option<std::time::Duration>,
-    ) -> Result<mcp_types::RawJson, ClientError> {
+    ) -> Result<mcp_types::RawJson, Failure> {
         self.engine.set_version(version);
         let options = SendOptions {
             timeout,
@@ -175,7 +175,7 @@ impl Inner {
             headers: Default::default(),
             ..Default::default()
         };
-        self.engine.request("server/discover", self.discover_params(version), &options, |_| {}).await
+        self.engine.exchange("server/discover", self.discover_params(version), &options, |_| {}).await
     }
 
     /// The stdio/HTTP probe: `server/discover` with the newest version.
@@ -183,9 +183,19 @@ impl Inner {
         let mut version = ProtocolVersion::LATEST;
         let mut retried = false;
         loop {
-            match self.discover_once(version, Some(self.config.probe_timeout)).await {
+            let error = match self.discover_once(version, Some(self.config.probe_timeout)).await {
                 Ok(raw) => return self.after_discover(&raw).map_err(Into::into),
-                Err(ClientError::Protocol(e)) if e.code == code::UNSUPPORTED_PROTOCOL_VERSION => {
+                // Not even taken in (an HTTP server that accepted the connection and never
+                // answered the POST): nothing says the server is legacy, and `initialize`
+                // would only wait again.
+                Err(Failure { error: error @ ClientError::Timeout(_), delivered: false }) => {
+                    tracing::debug!(target: "mcp_client", "the server did not take the probe in");
+                    return Err(error.into());
+                }
+                Err(failure) => failure.error,
+            };
+            match error {
+                ClientError::Protocol(e) if e.code == code::UNSUPPORTED_PROTOCOL_VERSION => {
                     match pick_version(&e, false) {
                         Some(v) if v.is_modern() && !retried => {
                             retried = true;
@@ -195,28 +205,28 @@ impl Inner {
                         _ => return Err(no_common(&e).into()),
                     }
                 }
-                Err(ClientError::Protocol(e))
+                ClientError::Protocol(e)
                     if e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY
                         || e.code == code::HEADER_MISMATCH =>
                 {
                     // A recognized modern error: the server is modern but refused the probe.
                     return Err(ClientError::Protocol(e).into());
                 }
-                Err(ClientError::Protocol(e)) => {
+                ClientError::Protocol(e) => {
                     tracing::debug!(target: "mcp_client", code = e.code, "probe refused; the server is legacy");
                     return Ok(Probe::Legacy(ProtocolVersion::LATEST_LEGACY));
                 }
-                Err(ClientError::Timeout(_)) => {
+                ClientError::Timeout(_) => {
                     tracing::debug!(target: "mcp_client", "probe unanswered; the server is legacy");
                     return Ok(Probe::Legacy(ProtocolVersion::LATEST_LEGACY));
                 }
-                Err(ClientError::Transport { error: TransportError::Http { status, .. }, .. })
+                ClientError::Transport { error: TransportError::Http { status, .. }, .. }
                     if status != 401 && status != 403 && (400..500).contains(&status) =>
                 {
                     tracing::debug!(target: "mcp_client", status, "probe refused over HTTP; the server is legacy");
                     return Ok(Probe::Legacy(ProtocolVersion::LATEST_LEGACY));
                 }
-                Err(e) => return Err(e.into()),
+                e => return Err(e.into()),
             }
         }
     }
@@ -252,7 +262,7 @@ impl Inner {
         let mut version = version;
         let mut retried = false;
         loop {
-            match self.discover_once(version, self.config.request_timeout).await {
+            match self.discover_once(version, self.config.request_timeout).await.map_err(|f| f.error) {
                 Ok(raw) => {
                     let result: DiscoverResult = decode("server/discover", &raw)?;
                     return Ok(session_from_discover(version, result));
@@ -310,8 +320,19 @@ impl Inner {
                 ClientError::NoCommonVersion { supported: vec![result.protocol_version.clone()] }
             })?;
         self.engine.set_version(negotiated);
-        self.engine.notify("notifications/initialized", None, Some(negotiated)).await?;
-        self.engine.transport.session_ready(negotiated).await;
+        let timeout = self.config.request_timeout;
+        self.engine.notify("notifications/initialized", None, Some(negotiated), timeout).await?;
+        // The transport bounds this wait itself (the GET stream is optional); a shorter request
+        // timeout bounds it further.
+        let ready = self.engine.transport.session_ready(negotiated);
+        match timeout {
+            Some(limit) => {
+                if tokio::time::timeout(limit, ready).await.is_err() {
+                    tracing::debug!(target: "mcp_client", "the session's GET stream did not open within {limit:?}; going on without waiting");
+                }
+            }
+            None => ready.await,
+        }
         if let Some(level) = self.config.log_level
             && result.capabilities.logging.is_some()
         {

@@ -41,6 +41,9 @@ pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
     ProtocolVersion::V2024_11_05,
 ];
 
+/// The default of [`ClientBuilder::max_request_timeout`]: one hour.
+const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// Builds a [`Client`]: identity, handlers, and how to find the server's era.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
@@ -49,6 +52,7 @@ pub struct ClientBuilder {
     pub(crate) pinned: Option<ProtocolVersion>,
     pub(crate) probe_timeout: Duration,
     pub(crate) request_timeout: Option<Duration>,
+    pub(crate) max_request_timeout: Option<Duration>,
     pub(crate) max_input_rounds: u32,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) era_cache: Option<EraCache>,
@@ -66,6 +70,7 @@ impl ClientBuilder {
             pinned: None,
             probe_timeout: Duration::from_secs(5),
             request_timeout: Some(Duration::from_secs(300)),
+            max_request_timeout: Some(DEFAULT_MAX_REQUEST_TIMEOUT),
             max_input_rounds: 8,
             log_level: None,
             era_cache: None,
@@ -95,16 +100,36 @@ impl ClientBuilder {
         self
     }
 
-    /// How long the `server/discover` probe waits before the server is taken as legacy
-    /// (stdio; default 5 s).
+    /// How long the `server/discover` probe of era detection may take (default 5 s). A probe
+    /// the server took in but left unanswered means a legacy server (`initialize` follows); a
+    /// probe the server never even took in (an HTTP server that accepted the connection but
+    /// sent no answer, a child that does not read its stdin) fails the connection with
+    /// [`ClientError::Timeout`].
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
         self
     }
 
-    /// The default timeout of every call (default 300 s; `None` waits forever).
+    /// The default timeout of every call, and of each step of the handshake but the probe
+    /// (`initialize`, `notifications/initialized`, the discovery of a pinned or remembered
+    /// version, opening the HTTP+SSE stream). Default 300 s; `None` waits forever. The clock
+    /// starts before the request is sent, so a server that never answers the HTTP request
+    /// times out as well; [`RequestOptions::reset_timeout_on_progress`] restarts it on progress.
+    ///
+    /// Every timeout, the probe's included, also counts the time an HTTP authorization layer
+    /// takes to obtain a token after a refusal: a flow that waits for a person (a browser
+    /// login) should run before connecting, or be given timeouts long enough for it.
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
+        self
+    }
+
+    /// The default hard limit of every call, counted from its start, that progress
+    /// notifications never extend (the specification's maximum timeout). Default 1 hour;
+    /// `None` lets a call that keeps reporting progress run forever. A call's own
+    /// [`RequestOptions::max_timeout`] takes precedence; [`RequestOptions::no_timeout`] lifts it.
+    pub fn max_request_timeout(mut self, max: Option<Duration>) -> Self {
+        self.max_request_timeout = max;
         self
     }
 
@@ -175,7 +200,7 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.session();
         f.debug_struct("Client")
-            .field("target", &self.inner.target)
+            .field("target", &crate::wire::Redacted(&self.inner.target).to_string())
             .field("version", &s.version)
             .field("transport", &self.transport_kind())
             .finish()
@@ -404,6 +429,11 @@ impl Inner {
             let headers = self.decorate(method, &mut p, version, options).await;
             let send_options = SendOptions {
                 timeout: if options.untimed { None } else { options.timeout.or(self.config.request_timeout) },
+                max_timeout: options.max_timeout.or(if options.untimed {
+                    None
+                } else {
+                    self.config.max_request_timeout
+                }),
                 reset_on_progress: options.reset_timeout_on_progress,
                 progress: options.progress.clone(),
                 version: Some(version),

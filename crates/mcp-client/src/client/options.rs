@@ -14,6 +14,7 @@ use crate::transport::TransportKind;
 #[derive(Clone, Default)]
 pub struct RequestOptions {
     pub(crate) timeout: Option<Duration>,
+    pub(crate) max_timeout: Option<Duration>,
     pub(crate) reset_timeout_on_progress: bool,
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) log_level: Option<LoggingLevel>,
@@ -27,6 +28,8 @@ impl std::fmt::Debug for RequestOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RequestOptions")
             .field("timeout", &self.timeout)
+            .field("max_timeout", &self.max_timeout)
+            .field("untimed", &self.untimed)
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("progress", &self.progress.is_some())
             .field("log_level", &self.log_level)
@@ -42,20 +45,35 @@ impl RequestOptions {
         Self::default()
     }
 
-    /// Fails the call (and cancels the request) when no answer came within `timeout`.
+    /// Fails the call (and cancels the request) when no answer came within `timeout`. The
+    /// clock starts before the request is sent: a server that accepts the connection but never
+    /// answers the HTTP request times out too.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// Waits as long as it takes (no timeout, not even the client's default).
-    pub fn no_timeout(mut self) -> Self {
-        self.untimed = true;
-        self.timeout = None;
+    /// Fails the call (and cancels the request) `max` after it started, however much progress
+    /// the server reports: the hard limit that
+    /// [`RequestOptions::reset_timeout_on_progress`] never extends. Without it, the client's
+    /// [`ClientBuilder::max_request_timeout`](crate::ClientBuilder::max_request_timeout)
+    /// applies.
+    pub fn max_timeout(mut self, max: Duration) -> Self {
+        self.max_timeout = Some(max);
         self
     }
 
-    /// Restarts the timeout whenever a progress notification arrives.
+    /// Waits as long as it takes: no timeout and no maximum, not even the client's defaults
+    /// (a [`RequestOptions::max_timeout`] set afterwards still applies).
+    pub fn no_timeout(mut self) -> Self {
+        self.untimed = true;
+        self.timeout = None;
+        self.max_timeout = None;
+        self
+    }
+
+    /// Restarts the timeout whenever a progress notification arrives, up to the maximum
+    /// ([`RequestOptions::max_timeout`]).
     pub fn reset_timeout_on_progress(mut self, yes: bool) -> Self {
         self.reset_timeout_on_progress = yes;
         self

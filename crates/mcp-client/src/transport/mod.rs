@@ -171,6 +171,10 @@ pub trait Transport: Send + Sync + 'static {
     ///   of the transport; non-2xx: [`TransportError::Http`]); a notification's or response's
     ///   POST resolves on its `202`.
     /// * HTTP+SSE: resolves on the `202` of the POST to the endpoint; answers come on the stream.
+    ///
+    /// The client's timeouts cover this call: the future may be dropped before it resolves
+    /// (then [`Transport::abandon`] follows for a request). Dropping it must leave the transport
+    /// usable for the next message.
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
 
     /// The client no longer wants the answer to `id` (cancelled, timed out, dropped). HTTP

@@ -25,6 +25,9 @@ pub(crate) enum Reply {
     Fail(TransportError),
     /// Say nothing.
     Nothing,
+    /// Never finish sending (an HTTP server that accepted the connection and never answers the
+    /// POST, a child that does not read its stdin).
+    Hang,
 }
 
 pub(crate) type Script = Box<dyn FnMut(&Sent) -> Reply + Send>;
@@ -127,6 +130,7 @@ impl Transport for Fake {
                 }
                 Reply::Fail(e) => Err(e),
                 Reply::Nothing => Ok(()),
+                Reply::Hang => std::future::pending().await,
             }
         })
     }

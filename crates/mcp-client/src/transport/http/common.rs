@@ -40,10 +40,11 @@ pub(crate) struct HttpCore {
 
 impl HttpCore {
     pub(crate) fn new(mut config: HttpConfig) -> Result<Self, TransportError> {
+        let shown = wire::Redacted(&config.url);
         let url = Url::parse(&config.url)
-            .map_err(|e| TransportError::NotSent(format!("invalid URL {:?}: {e}", config.url)))?;
+            .map_err(|e| TransportError::NotSent(format!("invalid URL \"{shown}\": {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(TransportError::NotSent(format!("not an http(s) URL: {:?}", config.url)));
+            return Err(TransportError::NotSent(format!("not an http(s) URL: \"{shown}\"")));
         }
         let client = match config.client.take() {
             Some(client) => client,
@@ -182,14 +183,19 @@ pub(crate) fn send_error(e: reqwest::Error) -> TransportError {
     if not_sent { TransportError::NotSent(text) } else { TransportError::Lost(text) }
 }
 
-/// The error with its causes, without the URL (its query may carry credentials).
+/// The error with its causes (`error sending request: client error (Connect): tcp connect
+/// error: Connection refused (os error 111)`), without the URL (its user information and
+/// query may carry credentials). A cause that only repeats what is already said is left out.
 pub(crate) fn error_text(e: reqwest::Error) -> String {
     let e = e.without_url();
     let mut text = e.to_string();
     let mut source = std::error::Error::source(&e);
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let said = cause.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
         source = cause.source();
     }
     text
@@ -306,5 +312,23 @@ impl Inbox {
             }
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn send_errors_name_their_cause_and_never_the_password() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let url = Url::parse(&format!("http://me:hunter2@{addr}/mcp")).unwrap();
+        let error = reqwest::Client::new().post(url).send().await.unwrap_err();
+        let text = error_text(error);
+        assert!(text.starts_with("error sending request: "), "{text}");
+        assert!(text.to_ascii_lowercase().contains("connection refused"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
     }
 }

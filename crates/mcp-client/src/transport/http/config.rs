@@ -40,7 +40,7 @@ pub struct HttpConfig {
     /// How many reconnections in a row a resumable stream may make without receiving
     /// anything new before the transport gives up on it.
     pub max_reconnect_attempts: u32,
-    /// HTTP+SSE: how long to wait for the `endpoint` event after the stream opened.
+    /// HTTP+SSE: how long opening the stream and receiving its `endpoint` event may take.
     pub endpoint_timeout: Duration,
     /// How long `close` waits for the `DELETE` of a legacy session.
     pub close_timeout: Duration,
@@ -156,7 +156,7 @@ impl fmt::Debug for HttpConfig {
     /// Header names only: values (credentials) are never printed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpConfig")
-            .field("url", &self.url)
+            .field("url", &crate::wire::Redacted(&self.url).to_string())
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("client", &self.client.is_some())
             .field("connect_timeout", &self.connect_timeout)
@@ -185,5 +185,12 @@ mod tests {
         assert!(printed.contains("authorization"), "{printed}");
         assert!(!printed.contains("secret-token"), "{printed}");
         assert!(config.headers[reqwest::header::AUTHORIZATION].is_sensitive());
+    }
+
+    #[test]
+    fn debug_never_prints_the_url_password() {
+        let printed = format!("{:?}", HttpConfig::new("http://me:hunter2@127.0.0.1:1/mcp"));
+        assert!(printed.contains("me:***@127.0.0.1:1/mcp"), "{printed}");
+        assert!(!printed.contains("hunter2"), "{printed}");
     }
 }

@@ -29,8 +29,8 @@ pub struct HttpSseTransport {
 impl std::fmt::Debug for HttpSseTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpSseTransport")
-            .field("url", &self.shared.core.url.as_str())
-            .field("endpoint", &self.endpoint.as_str())
+            .field("url", &crate::wire::Redacted(self.shared.core.url.as_str()).to_string())
+            .field("endpoint", &crate::wire::Redacted(self.endpoint.as_str()).to_string())
             .finish()
     }
 }
@@ -62,14 +62,22 @@ impl Shared {
 }
 
 impl HttpSseTransport {
-    /// Opens the SSE stream at `config.url` and waits (at most `config.endpoint_timeout`) for
-    /// its `endpoint` event. Fails with `Http` on a non-2xx answer, `Unexpected` when the answer
-    /// is no SSE stream, no endpoint comes in time, or the endpoint is on another origin.
+    /// Opens the SSE stream at `config.url` and waits for its `endpoint` event, both together
+    /// within `config.endpoint_timeout`. Fails with `Http` on a non-2xx answer, `Unexpected`
+    /// when the answer is no SSE stream, the stream does not open or no endpoint comes in time,
+    /// or the endpoint is on another origin.
     pub async fn connect(config: HttpConfig, inbound: InboundSender) -> Result<Arc<Self>, TransportError> {
         let core = HttpCore::new(config)?;
+        let started = tokio::time::Instant::now();
+        let limit = core.config.endpoint_timeout;
         let mut headers = core.headers();
         headers.insert(header::ACCEPT, EVENT_STREAM);
-        let mut response = core.send(Method::GET, &core.url, headers, None).await?;
+        let mut response =
+            tokio::time::timeout_at(started + limit, core.send(Method::GET, &core.url, headers, None))
+                .await
+                .map_err(|_| {
+                    TransportError::Unexpected(format!("the SSE stream did not open within {limit:?}"))
+                })??;
         if !response.status().is_success() {
             return Err(http_error(response, core.config.max_error_body).await);
         }
@@ -80,7 +88,7 @@ impl HttpSseTransport {
         }
         let shared = Arc::new(Shared { core, inbox: Inbox::new(inbound), gone: Mutex::new(None) });
         let mut parser = SseParser::new(shared.core.config.max_message_size);
-        let endpoint = tokio::time::timeout(shared.core.config.endpoint_timeout, async {
+        let endpoint = tokio::time::timeout_at(started + limit, async {
             loop {
                 let chunk = match response.chunk().await {
                     Ok(Some(chunk)) => chunk,
@@ -107,7 +115,7 @@ impl HttpSseTransport {
             }
         })
         .await
-        .map_err(|_| TransportError::Unexpected("no endpoint event within the timeout".into()))??;
+        .map_err(|_| TransportError::Unexpected(format!("no endpoint event within {limit:?}")))??;
         let endpoint = resolve_endpoint(&shared.core.url, &endpoint)?;
         tracing::debug!(endpoint = endpoint.path(), "HTTP+SSE endpoint received");
         let reader = {

@@ -14,7 +14,7 @@
 //! [`Outgoing`]: crate::transport::Outgoing
 
 mod auth;
-mod common;
+pub(crate) mod common;
 mod config;
 mod legacy_sse;
 pub mod sse;

@@ -49,7 +49,8 @@ pub struct StreamableHttpTransport {
 
 impl std::fmt::Debug for StreamableHttpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StreamableHttpTransport").field("url", &self.shared.core.url.as_str()).finish()
+        let url = crate::wire::Redacted(self.shared.core.url.as_str()).to_string();
+        f.debug_struct("StreamableHttpTransport").field("url", &url).finish()
     }
 }
 
@@ -412,13 +413,12 @@ impl Shared {
                 let _ = reply.send(Ok(()));
                 match read_bounded(&mut response, limit).await {
                     Ok(body) => {
-                        let answers = response_id(&body).as_ref() == Some(id);
+                        let wrong = not_the_response(&body, id);
                         if !body.iter().all(u8::is_ascii_whitespace) {
                             self.inbox.push(Inbound::Message(body));
                         }
-                        if !answers {
-                            let error = "the JSON answer is not the response to the request";
-                            self.unanswered(id, TransportError::Unexpected(error.into()));
+                        if let Some(error) = wrong {
+                            self.unanswered(id, TransportError::Unexpected(error));
                         }
                     }
                     Err(ReadError::TooLarge) => {
@@ -433,7 +433,13 @@ impl Shared {
                 self.follow_request_stream(id, response, message.protocol_version).await;
             }
             other => {
-                let error = format!("a request was answered with content type {other:?}");
+                let what = match other {
+                    Some(media) => format!("content type {media}"),
+                    None => "no content type".to_owned(),
+                };
+                let error = format!(
+                    "the server answered the request with {what} instead of application/json or text/event-stream"
+                );
                 let _ = reply.send(Err(TransportError::Unexpected(error)));
             }
         }
@@ -629,6 +635,32 @@ impl Shared {
     }
 }
 
+/// Why a JSON body is not the response to request `id`, or `None` when it is.
+fn not_the_response(body: &[u8], id: &RequestId) -> Option<String> {
+    let found = response_id(body);
+    if found.as_ref() == Some(id) {
+        return None;
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Some("the server answered the request with an empty JSON body".into());
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Some("the server's application/json answer is not valid JSON".into());
+    };
+    if let Some(other) = found {
+        return Some(format!(
+            "the server's JSON answer is the response to request {other}, not to request {id}"
+        ));
+    }
+    let message = value.get("error").and_then(|e| e.get("message")).and_then(serde_json::Value::as_str);
+    match message {
+        Some(message) if value.get("id").is_none_or(serde_json::Value::is_null) => {
+            Some(format!("the server answered with an error for no request in particular: {message}"))
+        }
+        _ => Some("the server's JSON answer is not a JSON-RPC response".into()),
+    }
+}
+
 /// A refusal that retrying will not change (4xx other than timeouts and rate limits).
 fn is_final(status: u16) -> bool {
     (400..500).contains(&status) && status != 408 && status != 429
@@ -636,4 +668,38 @@ fn is_final(status: u16) -> bool {
 
 fn header_value(what: &str, value: &str) -> Result<HeaderValue, TransportError> {
     HeaderValue::from_str(value).map_err(|_| TransportError::NotSent(format!("invalid {what} header value")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_answer_that_is_not_the_response_says_what_is_wrong() {
+        let id = RequestId::Number(7);
+        let why = |body: &str| not_the_response(body.as_bytes(), &id);
+        assert_eq!(why(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#), None);
+        assert_eq!(why(r#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"no"}}"#), None);
+        assert_eq!(why("<html>"), Some("the server's application/json answer is not valid JSON".into()));
+        assert_eq!(why(" \n"), Some("the server answered the request with an empty JSON body".into()));
+        assert_eq!(
+            why(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#),
+            Some("the server's JSON answer is the response to request 8, not to request 7".into())
+        );
+        assert_eq!(
+            why(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
+            Some(r#"the server's JSON answer is the response to request "a", not to request 7"#.into())
+        );
+        assert_eq!(
+            why(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#),
+            Some("the server answered with an error for no request in particular: Parse error".into())
+        );
+        for body in [r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, "[1,2]", r#"{"ok":true}"#] {
+            assert_eq!(
+                why(body),
+                Some("the server's JSON answer is not a JSON-RPC response".into()),
+                "{body}"
+            );
+        }
+    }
 }
