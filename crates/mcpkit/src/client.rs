@@ -1,7 +1,7 @@
 //! The client commands: `info`, `list`, `call`, `read`, `prompt`, `complete`, `listen`.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
@@ -13,7 +13,7 @@ use mcp_types::{
 use serde_json::{Map, Value, json};
 
 use crate::target::TargetArgs;
-use crate::{interactive, output, progress};
+use crate::{interactive, output, progress, signals};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -93,7 +93,7 @@ pub(crate) enum ClientCommand {
     )]
     Complete {
         /// Complete an argument of this prompt.
-        #[arg(long, value_name = "NAME", conflicts_with = "resource", required_unless_present = "resource")]
+        #[arg(long, value_name = "NAME", conflicts_with = "resource")]
         prompt: Option<String>,
         /// Complete a variable of this resource template.
         #[arg(long, value_name = "URI_TEMPLATE")]
@@ -107,8 +107,11 @@ pub(crate) enum ClientCommand {
         target: TargetArgs,
     },
     /// Print change notifications as they arrive, until interrupted or the subscription ends.
+    ///
+    /// Without --tools, --prompts or --resources, every list change (tools, prompts and
+    /// resources); --resource URI adds the updates of that resource either way.
     #[command(
-        after_help = "Examples:\n  mcpkit listen --tools --prompts --url http://127.0.0.1:8080/mcp\n  mcpkit listen --resource demo://readme -- mcpkit serve --stdio"
+        after_help = "Examples:\n  mcpkit listen --url http://127.0.0.1:8080/mcp   # every list change\n  mcpkit listen --tools --prompts --url http://127.0.0.1:8080/mcp\n  mcpkit listen --resource demo://readme -- mcpkit serve --stdio"
     )]
     Listen {
         /// Tool list changes.
@@ -140,19 +143,31 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(dispatch(command)) {
+    let code = match runtime.block_on(dispatch(command)) {
         Ok(code) => code,
+        // Whoever read stdout went away (`| head`): nothing more to say, and nothing went wrong.
+        Err(e) if e.downcast_ref::<output::WriteError>().is_some_and(output::WriteError::reader_gone) => {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
-            eprintln!("mcpkit: {}", one_line(&e));
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "mcpkit: {}", one_line(&e));
             ExitCode::from(2)
         }
-    }
+    };
+    // Tasks still running (a stdio server's supervisor, when a signal cut the close short) are
+    // dropped, which kills the child they own; blocking work (a DNS lookup) is not waited for
+    // beyond this.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }
 
-/// The error and its causes on one line.
+/// The error and its causes on one line, made safe for the terminal (a server's error message
+/// is part of it).
 fn one_line(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    let text = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    crate::terminal::line(&text).into_owned()
 }
 
 fn target_of(command: &ClientCommand) -> &TargetArgs {
@@ -167,19 +182,34 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
     }
 }
 
-/// Parses `KEY=VALUE`; VALUE as JSON when it parses, else as a string.
-pub(crate) fn parse_arg(arg: &str) -> anyhow::Result<(String, Value)> {
-    let Some((key, value)) = arg.split_once('=') else {
-        bail!("invalid --arg {arg:?}: expected KEY=VALUE");
-    };
-    if key.is_empty() {
-        bail!("invalid --arg {arg:?}: empty key");
+/// Splits the `--arg`s into `KEY` and `VALUE` (the text after the first `=`); a key given twice
+/// is an error.
+pub(crate) fn split_args(args: &[String]) -> anyhow::Result<Vec<(&str, &str)>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut pairs = Vec::with_capacity(args.len());
+    for arg in args {
+        let Some((key, value)) = arg.split_once('=') else {
+            bail!("invalid --arg {arg:?}: expected KEY=VALUE");
+        };
+        if key.is_empty() {
+            bail!("invalid --arg {arg:?}: empty key");
+        }
+        if !seen.insert(key) {
+            bail!("--arg {key:?} is given more than once");
+        }
+        pairs.push((key, value));
     }
-    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
-    Ok((key.to_owned(), value))
+    Ok(pairs)
 }
 
-fn tool_arguments(json: Option<&str>, args: &[String]) -> anyhow::Result<Value> {
+/// A `--arg` VALUE: JSON when it parses as JSON, else a string.
+pub(crate) fn parse_arg(value: &str) -> Value {
+    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()))
+}
+
+/// The arguments of `call`, and the `--arg`s whose VALUE parsed as JSON other than a string:
+/// `(KEY, VALUE)`, sent as text instead when the tool's schema wants a string there.
+fn tool_arguments(json: Option<&str>, args: &[String]) -> anyhow::Result<(Value, Vec<(String, String)>)> {
     let mut map = match json {
         None => Map::new(),
         Some(text) => match serde_json::from_str(text).context("invalid JSON arguments")? {
@@ -188,46 +218,112 @@ fn tool_arguments(json: Option<&str>, args: &[String]) -> anyhow::Result<Value> 
             other => bail!("the arguments must be a JSON object, not {other}"),
         },
     };
-    for arg in args {
-        let (key, value) = parse_arg(arg)?;
-        map.insert(key, value);
+    let mut typed = Vec::new();
+    for (key, text) in split_args(args)? {
+        let value = parse_arg(text);
+        if !value.is_string() {
+            typed.push((key.to_owned(), text.to_owned()));
+        }
+        map.insert(key.to_owned(), value);
     }
-    if map.is_empty() && json.is_none() { Ok(Value::Null) } else { Ok(Value::Object(map)) }
+    let value = if map.is_empty() && json.is_none() { Value::Null } else { Value::Object(map) };
+    Ok((value, typed))
+}
+
+/// Whether a JSON schema accepts strings only: `"type": "string"` (or `["string"]`), or an
+/// `enum` of strings.
+fn wants_string(schema: &Value) -> bool {
+    let typed_string = match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => types.len() == 1 && types[0] == "string",
+        _ => false,
+    };
+    let string_enum = match schema.get("enum") {
+        Some(Value::Array(values)) => !values.is_empty() && values.iter().all(Value::is_string),
+        _ => false,
+    };
+    let type_allows_string = schema.get("type").is_none() || typed_string;
+    typed_string || (string_enum && type_allows_string)
+}
+
+/// Sends as text the `typed` `--arg`s that the tool's `inputSchema` declares as strings
+/// (`--arg text=123` for an echo tool). The tool list is only fetched when there are such
+/// arguments (and is cached by the client); when it cannot be had, the arguments stay as they are.
+async fn fit_to_schema(client: &Client, tool: &str, arguments: &mut Value, typed: &[(String, String)]) {
+    if typed.is_empty() {
+        return;
+    }
+    let tools = match client.list_all_tools().await {
+        Ok(tools) => tools,
+        Err(e) => {
+            tracing::debug!("cannot list the tools to check the --arg types: {e}");
+            return;
+        }
+    };
+    let Some(found) = tools.iter().find(|t| t.name == tool) else { return };
+    let Ok(schema) = serde_json::to_value(&found.input_schema) else { return };
+    let (Value::Object(map), Some(Value::Object(properties))) = (arguments, schema.get("properties")) else {
+        return;
+    };
+    for (key, text) in typed {
+        if properties.get(key).is_some_and(wants_string) {
+            map.insert(key.clone(), Value::String(text.clone()));
+        }
+    }
 }
 
 async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
     // Check what needs no server before connecting.
-    let mut call_arguments = Value::Null;
+    let mut call_arguments = (Value::Null, Vec::new());
     let mut prompt_arguments = BTreeMap::new();
     match &command {
         ClientCommand::Call { arguments, args, .. } => {
             call_arguments = tool_arguments(arguments.as_deref(), args)?;
         }
         ClientCommand::Prompt { args, .. } => {
-            for arg in args {
-                let (key, value) = parse_arg(arg)?;
-                let value = match value {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                prompt_arguments.insert(key, value);
+            // Prompt arguments are strings: each VALUE is sent as it was typed.
+            for (key, value) in split_args(args)? {
+                prompt_arguments.insert(key.to_owned(), value.to_owned());
             }
+        }
+        ClientCommand::Complete { prompt: None, resource: None, .. } => {
+            bail!("give --prompt NAME or --resource URI_TEMPLATE");
         }
         _ => {}
     }
     let target = target_of(&command);
     let json = target.json || !std::io::stdout().is_terminal();
-    let client = target.connect().await?;
-    let result = execute(&client, &command, json, call_arguments, prompt_arguments).await;
-    client.close().await;
-    result
+    // Caught before a stdio server is started: from here on, a signal stops it (see `signals`).
+    let mut signals = signals::Signals::catch().context("cannot catch signals")?;
+    let client = tokio::select! {
+        client = target.connect() => client?,
+        // Dropping the connection attempt drops its transport, which stops the child.
+        code = signals.next() => return Ok(interrupted(code)),
+    };
+    let (result, signalled) = tokio::select! {
+        result = execute(&client, &command, json, call_arguments, prompt_arguments) => (result, false),
+        // Dropping the command's future drops its progress tracker, which erases the bar.
+        code = signals.next() => (Ok(interrupted(code)), true),
+    };
+    // Closing waits (boundedly) for the server to exit; a signal cuts that short, and the
+    // runtime's shutdown then kills it.
+    tokio::select! {
+        () = client.close() => result,
+        code = signals.next() => if signalled { result } else { Ok(interrupted(code)) },
+    }
+}
+
+/// A signal ended the command: the progress line is erased; the exit status is `code`.
+fn interrupted(code: ExitCode) -> ExitCode {
+    progress::interrupted();
+    code
 }
 
 async fn execute(
     client: &Client,
     command: &ClientCommand,
     json: bool,
-    call_arguments: Value,
+    call_arguments: (Value, Vec<(String, String)>),
     prompt_arguments: BTreeMap<String, String>,
 ) -> anyhow::Result<ExitCode> {
     match command {
@@ -245,7 +341,7 @@ async fn execute(
                 "capabilities": client.server_capabilities(),
                 "instructions": client.instructions(),
             });
-            output::print(json, &info, output::info);
+            output::print(json, &info, output::info)?;
         }
         ClientCommand::List { kind, .. } => {
             let value = match kind {
@@ -256,13 +352,15 @@ async fn execute(
                 }
                 ListKind::Prompts => json!({ "prompts": client.list_all_prompts().await? }),
             };
-            output::print(json, &value, output::list);
+            output::print(json, &value, output::list)?;
         }
         ClientCommand::Call { tool, target, .. } => {
+            let (mut arguments, typed) = call_arguments;
+            fit_to_schema(client, tool, &mut arguments, &typed).await;
             let mut params = mcp_types::CallToolRequestParams::new(tool);
-            params.arguments = call_arguments.as_object().cloned();
+            params.arguments = arguments.as_object().cloned();
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.call_tool_raw_with(&params, &progress.options()).await;
+            let result = client.call_tool_raw_with(&params, &progress.options(target.timeout())).await;
             drop(progress);
             let (result, raw) = result.map_err(|e| interactive::explain(e, target))?;
             let failed = result.is_error == Some(true);
@@ -274,7 +372,8 @@ async fn execute(
         ClientCommand::Read { uri, target, .. } => {
             let params = mcp_types::ReadResourceRequestParams::new(uri);
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.request_raw::<ReadResource>(&params, &progress.options()).await;
+            let result =
+                client.request_raw::<ReadResource>(&params, &progress.options(target.timeout())).await;
             drop(progress);
             let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
             output::print_raw(json, &raw, output::read)?;
@@ -283,7 +382,7 @@ async fn execute(
             let mut params = mcp_types::GetPromptRequestParams::new(name);
             params.arguments = (!prompt_arguments.is_empty()).then_some(prompt_arguments);
             let progress = progress::Tracker::new(progress::Style::detect(target.progress));
-            let result = client.request_raw::<GetPrompt>(&params, &progress.options()).await;
+            let result = client.request_raw::<GetPrompt>(&params, &progress.options(target.timeout())).await;
             drop(progress);
             let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
             output::print_raw(json, &raw, output::prompt)?;
@@ -300,16 +399,15 @@ async fn execute(
             output::print_raw(json, &raw, output::complete)?;
         }
         ClientCommand::Listen { tools, prompts, resources, resource, .. } => {
+            // No list chosen: every list.
+            let all = !(*tools || *prompts || *resources);
             let filter = SubscriptionFilter {
-                tools_list_changed: tools.then_some(true),
-                prompts_list_changed: prompts.then_some(true),
-                resources_list_changed: resources.then_some(true),
+                tools_list_changed: (*tools || all).then_some(true),
+                prompts_list_changed: (*prompts || all).then_some(true),
+                resources_list_changed: (*resources || all).then_some(true),
                 resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
                 ..Default::default()
             };
-            if filter.is_empty() {
-                bail!("nothing to listen for: give --tools, --prompts, --resources or --resource URI");
-            }
             let mut subscription = client.listen(filter).await?;
             while let Some(event) = subscription.next().await {
                 let value = match event {
@@ -318,7 +416,7 @@ async fn execute(
                     SubscriptionEvent::Ended(Ok(())) => break,
                     SubscriptionEvent::Ended(Err(e)) => return Err(e.into()),
                 };
-                output::event(json, &value);
+                output::event(json, &value)?;
             }
         }
     }
@@ -350,4 +448,41 @@ fn notification_json(n: &ServerNotification) -> anyhow::Result<Value> {
         out.insert("params".into(), params);
     }
     Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_only_schemas() {
+        for schema in [
+            json!({"type": "string"}),
+            json!({"type": ["string"]}),
+            json!({"enum": ["a", "b"]}),
+            json!({"type": "string", "enum": ["1", "2"]}),
+        ] {
+            assert!(wants_string(&schema), "{schema}");
+        }
+        for schema in [
+            json!({}),
+            json!({"type": "number"}),
+            json!({"type": ["string", "null"]}),
+            json!({"enum": ["a", 1]}),
+            json!({"type": "integer", "enum": ["1"]}),
+            json!({"anyOf": [{"type": "string"}]}),
+        ] {
+            assert!(!wants_string(&schema), "{schema}");
+        }
+    }
+
+    #[test]
+    fn arg_values_that_parse_as_json_are_remembered_with_their_text() {
+        let args = ["n=1.50".to_owned(), "s=plain".to_owned(), "b=true".to_owned()];
+        let (value, typed) = tool_arguments(Some(r#"{"n": 0, "x": 1}"#), &args).unwrap();
+        assert_eq!(value, json!({"n": 1.5, "s": "plain", "b": true, "x": 1}));
+        assert_eq!(typed, [("n".to_owned(), "1.50".to_owned()), ("b".to_owned(), "true".to_owned())]);
+        let repeated = ["k=1".to_owned(), "k=2".to_owned()];
+        assert!(tool_arguments(None, &repeated).unwrap_err().to_string().contains("\"k\""));
+    }
 }

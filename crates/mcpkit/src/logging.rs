@@ -93,24 +93,21 @@ where
             STDERR_TARGET => "[stderr] ",
             _ => return self.inner.format_event(ctx, writer, event),
         };
-        writer.write_str(prefix)?;
-        let mut message = Message { out: &mut writer, result: Ok(()) };
+        let mut message = Message(String::new());
         event.record(&mut message);
-        message.result?;
-        writer.write_char('\n')
+        // The bytes a server sent (a line that is not JSON, its stderr) may hold escape sequences.
+        writeln!(writer, "{prefix}{}", crate::terminal::line(&message.0))
     }
 }
 
-/// Writes an event's `message` field, and nothing else.
-struct Message<'a, 'w> {
-    out: &'a mut Writer<'w>,
-    result: fmt::Result,
-}
+/// An event's `message` field, and nothing else.
+struct Message(String);
 
-impl Visit for Message<'_, '_> {
+impl Visit for Message {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         if field.name() == "message" {
-            self.result = write!(self.out, "{value:?}");
+            use std::fmt::Write;
+            let _ = write!(self.0, "{value:?}");
         }
     }
 }
@@ -118,6 +115,42 @@ impl Visit for Message<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the subscriber writes, kept.
+    #[derive(Clone, Default)]
+    struct Capture(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn trace_lines_cannot_drive_the_terminal() {
+        let capture = Capture::default();
+        let writer = capture.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_env_filter(EnvFilter::new("trace"))
+            .event_format(CliFormat { inner: format::Format::default() })
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            // A line that is not JSON is traced as the server sent it.
+            tracing::trace!(target: WIRE_TARGET, "<- {}", "not json \x1b]52;c;aGk=\x07\x1b[2J");
+            tracing::info!(target: STDERR_TARGET, "{}", "red\x1b[31m\rover");
+        });
+        let text = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "<- not json \\u{1b}]52;c;aGk=\\u{7}\\u{1b}[2J\n[stderr] red\\u{1b}[31m\\u{d}over\n"
+        );
+    }
 
     #[test]
     fn every_directive_parses() {

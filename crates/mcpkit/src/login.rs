@@ -26,6 +26,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use crate::credentials::FileStore;
+use crate::target::redact_url;
 
 /// The environment variable holding the secret of a `--client-id` (never a flag: flags show up
 /// in process listings).
@@ -94,7 +95,7 @@ impl Authorization {
         store: FileStore,
         pre_registered: Option<PreRegistered>,
     ) -> anyhow::Result<Self> {
-        let parsed = Url::parse(url).with_context(|| format!("invalid URL {url:?}"))?;
+        let parsed = Url::parse(url).with_context(|| format!("invalid URL {:?}", redact_url(url)))?;
         let open_browser = interactive
             && !args.no_browser
             && std::io::stderr().is_terminal()
@@ -127,6 +128,7 @@ impl Authorization {
         if !self.login_needed() {
             return None;
         }
+        let url = redact_url(url);
         let hint = format!("{url} requires authorization: run 'mcpkit login {url}'");
         Some(match self.store.last_error() {
             Some(error) => format!("{hint} ({error})"),
@@ -138,7 +140,7 @@ impl Authorization {
     /// one, so that the browser flow is not cut short by the handshake's timeouts: a `ping`
     /// whose answer is only looked at for `401` (or `403 insufficient_scope`).
     pub(crate) async fn authorize_up_front(&self, url: &str) -> anyhow::Result<()> {
-        let url = Url::parse(url).with_context(|| format!("invalid URL {url:?}"))?;
+        let url = Url::parse(url).with_context(|| format!("invalid URL {:?}", redact_url(url)))?;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(30))
@@ -153,7 +155,13 @@ impl Authorization {
                 .body(r#"{"jsonrpc":"2.0","id":"mcpkit-login","method":"ping"}"#)
                 .send()
                 .await
-                .map_err(|e| anyhow::anyhow!("cannot reach {url}: {}", e.without_url()))?;
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot reach {}: {}",
+                        redact_url(url.as_str()),
+                        with_causes(&e.without_url())
+                    )
+                })?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             drop(response);
@@ -192,7 +200,7 @@ pub(crate) async fn attach(
     if interactive {
         auth.authorize_up_front(&config.url)
             .await
-            .with_context(|| format!("authorization at {} failed", config.url))?;
+            .with_context(|| format!("authorization at {} failed", redact_url(&config.url)))?;
     }
     config.auth = Some(auth.oauth.clone());
     Ok(Some(auth))
@@ -215,7 +223,7 @@ fn is_local_network(url: &Url) -> bool {
 /// The key tokens for the MCP server at `url` are stored under (its canonical URL, as the
 /// OAuth client computes it).
 fn resource_key(url: &str) -> anyhow::Result<String> {
-    let mut parsed = Url::parse(url).with_context(|| format!("invalid URL {url:?}"))?;
+    let mut parsed = Url::parse(url).with_context(|| format!("invalid URL {:?}", redact_url(url)))?;
     parsed.set_fragment(None);
     Ok(mcp_auth::metadata::canonical_resource(&parsed))
 }
@@ -400,6 +408,22 @@ fn html_escape(text: &str) -> String {
     out
 }
 
+/// An error followed by its sources (`error sending request: ...: Connection refused`), each
+/// one left out when the text so far already says it.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}
+
 /// The error and its causes on one line.
 fn one_line(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
@@ -427,10 +451,11 @@ pub(crate) fn logout(args: LogoutArgs) -> ExitCode {
     block_on(async move {
         let key = resource_key(&args.url)?;
         let store = FileStore::open_default()?;
+        let url = redact_url(&args.url);
         if store.remove_resource(&key)? {
-            println!("logged out of {}: its tokens were removed from {}", args.url, store.dir().display());
+            println!("logged out of {url}: its tokens were removed from {}", store.dir().display());
         } else {
-            println!("not logged in to {}: nothing to remove", args.url);
+            println!("not logged in to {url}: nothing to remove");
         }
         Ok(())
     })
@@ -449,7 +474,8 @@ async fn run_login(args: LoginArgs) -> anyhow::Result<()> {
     // A login always authorizes anew; the new tokens replace the stored ones.
     let store = FileStore::open_default()?.ignoring_stored_tokens();
     let auth = Authorization::new(&args.url, &args.oauth, true, store, pre_registered).await?;
-    let failed = || format!("login to {} failed", args.url);
+    let url = redact_url(&args.url);
+    let failed = || format!("login to {url} failed");
     auth.authorize_up_front(&args.url).await.with_context(failed)?;
     // The session is the proof that the token is accepted.
     let config = HttpConfig::new(args.url.clone()).auth(auth.oauth.clone());
@@ -459,7 +485,7 @@ async fn run_login(args: LoginArgs) -> anyhow::Result<()> {
         .with_context(failed)?;
     client.close().await;
     let Some(issuer) = auth.oauth.issuer() else {
-        println!("{} did not ask for authorization: nothing to store", args.url);
+        println!("{url} did not ask for authorization: nothing to store");
         return Ok(());
     };
     if let Some(client_id) = args.client_id {
@@ -473,10 +499,10 @@ async fn run_login(args: LoginArgs) -> anyhow::Result<()> {
         auth.store.save_client(&issuer, registration).await?;
     }
     let scope = auth.oauth.granted_scope().filter(|s| !s.trim().is_empty()).unwrap_or_else(|| "none".into());
-    println!("logged in to {} (issuer {issuer}, scope {scope})", args.url);
+    println!("logged in to {url} (issuer {issuer}, scope {scope})");
     if !auth.store.is_persisted(&key) {
         if let Some(error) = auth.store.last_error() {
-            bail!("logged in to {}, but the tokens could not be stored: {error}", args.url);
+            bail!("logged in to {url}, but the tokens could not be stored: {error}");
         }
         eprintln!(
             "mcpkit: the token is bound to a key of this process only (DPoP): nothing was stored; log in without --dpop to stay logged in"

@@ -19,7 +19,9 @@ mod logging;
 mod login;
 mod output;
 mod progress;
+mod signals;
 mod target;
+mod terminal;
 mod usage;
 
 use std::process::ExitCode;
@@ -107,7 +109,8 @@ struct ServeArgs {
     /// Serve over stdin/stdout (the default).
     #[arg(long, conflicts_with = "http")]
     stdio: bool,
-    /// Serve Streamable HTTP on this address.
+    /// Serve Streamable HTTP on this address: HOST:PORT (a host name, an IP address, [IPv6]),
+    /// or just PORT on 127.0.0.1. Port 0 picks a free port; `listening on URL` tells which.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
     #[command(flatten)]
@@ -164,18 +167,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     if let Some(addr) = args.http {
-        let addr: std::net::SocketAddr = match addr.parse() {
-            Ok(addr) => addr,
-            Err(e) => {
-                eprintln!("mcpkit: invalid address {addr:?}: {e}");
-                return ExitCode::from(2);
-            }
-        };
         return runtime.block_on(async move {
-            let bound = match mcp_http::bind(addr).await {
+            let bound = match bind_http(&addr).await {
                 Ok(bound) => bound,
                 Err(e) => {
-                    eprintln!("mcpkit: cannot listen on {addr}: {e}");
+                    eprintln!("mcpkit: {e}");
                     return ExitCode::from(2);
                 }
             };
@@ -211,4 +207,28 @@ fn serve(args: ServeArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Binds `serve --http`'s address: `HOST:PORT` with a host name (resolved; the first address
+/// that can be bound wins), an IPv4 address or a bracketed IPv6 address, or just `PORT` (or
+/// `:PORT`) on 127.0.0.1.
+async fn bind_http(addr: &str) -> Result<mcp_http::Bound, String> {
+    let port_only = addr.strip_prefix(':').unwrap_or(addr);
+    let spec = match port_only.parse::<u16>() {
+        Ok(port) => format!("127.0.0.1:{port}"),
+        Err(_) if addr.contains(':') => addr.to_owned(),
+        Err(_) => return Err(format!("invalid address {addr:?}: expected HOST:PORT or PORT")),
+    };
+    let candidates: Vec<std::net::SocketAddr> = tokio::net::lookup_host(spec.as_str())
+        .await
+        .map_err(|e| format!("invalid address {addr:?}: {e}"))?
+        .collect();
+    let mut last_error = None;
+    for candidate in candidates {
+        match mcp_http::bind(candidate).await {
+            Ok(bound) => return Ok(bound),
+            Err(e) => last_error = Some(format!("cannot listen on {addr} ({candidate}): {e}")),
+        }
+    }
+    Err(last_error.unwrap_or_else(|| format!("invalid address {addr:?}: it resolves to no address")))
 }

@@ -1,18 +1,54 @@
 //! Rendering results: the exact JSON, or readable text on a terminal.
+//!
+//! Everything a client command prints on stdout goes through [`write`], which reports a failed
+//! write as a [`WriteError`] instead of panicking like `println!`. The reader going away
+//! (`mcpkit ... | head`: a broken pipe) is not a failure — the command stops quietly with status
+//! 0, as `grep` or `rg` do; any other error (a full disk, `> /dev/full`) is the one-line error
+//! `mcpkit: cannot write the output: ...` and status 2.
+//!
+//! Readable text is made safe for the terminal ([`crate::terminal`]); JSON is written byte for
+//! byte as the server sent it.
+
+use std::io::{self, Write};
 
 use serde_json::Value;
 
-/// Prints `value` as one JSON document, or through `text` when `json` is false.
-pub(crate) fn print(json: bool, value: &Value, text: fn(&Value) -> String) {
-    if json {
-        println!("{value}");
-    } else {
-        let out = text(value);
-        print!("{out}");
-        if !out.is_empty() && !out.ends_with('\n') {
-            println!();
-        }
+use crate::terminal;
+
+/// Writing to stdout failed.
+#[derive(Debug)]
+pub(crate) struct WriteError(pub(crate) io::Error);
+
+impl WriteError {
+    /// The reader of stdout went away (a closed pipe): nothing is wrong, nobody is listening.
+    pub(crate) fn reader_gone(&self) -> bool {
+        self.0.kind() == io::ErrorKind::BrokenPipe
     }
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write the output: {}", self.0)
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+/// Writes `text` to stdout and flushes it.
+pub(crate) fn write(text: &str) -> Result<(), WriteError> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(WriteError)
+}
+
+/// `text` and a newline, unless it is empty or ends with one.
+fn write_text(text: &str) -> Result<(), WriteError> {
+    let text = terminal::text(text);
+    if text.is_empty() || text.ends_with('\n') { write(&text) } else { write(&format!("{text}\n")) }
+}
+
+/// Prints `value` as one JSON document, or through `text` when `json` is false.
+pub(crate) fn print(json: bool, value: &Value, text: fn(&Value) -> String) -> Result<(), WriteError> {
+    if json { write(&format!("{value}\n")) } else { write_text(&text(value)) }
 }
 
 /// Prints a result as the server sent it: its exact JSON text with `json`, else readable text.
@@ -22,29 +58,26 @@ pub(crate) fn print_raw(
     text: fn(&Value) -> String,
 ) -> anyhow::Result<()> {
     if json {
-        println!("{}", raw.get());
+        write(&format!("{}\n", raw.get()))?;
     } else {
-        print(false, &serde_json::from_str(raw.get())?, text);
+        print(false, &serde_json::from_str(raw.get())?, text)?;
     }
     Ok(())
 }
 
 /// Prints one event of `listen`: a JSON line, or a readable line.
-pub(crate) fn event(json: bool, value: &Value) {
-    use std::io::Write;
+pub(crate) fn event(json: bool, value: &Value) -> Result<(), WriteError> {
     if json {
-        println!("{value}");
-    } else if let Some(method) = value.get("method").and_then(Value::as_str) {
-        match value.get("params") {
-            Some(params) if params.as_object().is_some_and(|p| !p.is_empty()) => {
-                println!("{method} {params}")
-            }
-            _ => println!("{method}"),
-        }
-    } else {
-        println!("{value}");
+        return write(&format!("{value}\n"));
     }
-    let _ = std::io::stdout().flush();
+    let line = match value.get("method").and_then(Value::as_str) {
+        Some(method) => match value.get("params") {
+            Some(params) if params.as_object().is_some_and(|p| !p.is_empty()) => format!("{method} {params}"),
+            _ => method.to_owned(),
+        },
+        None => value.to_string(),
+    };
+    write(&format!("{}\n", terminal::line(&line)))
 }
 
 fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
@@ -57,9 +90,12 @@ fn pretty(value: &Value) -> String {
 
 /// Aligned two-column rows.
 fn table(rows: &[(String, String)]) -> String {
+    // Each cell on one line, whatever the server put in it.
+    let rows: Vec<(String, String)> =
+        rows.iter().map(|(a, b)| (terminal::line(a).into_owned(), terminal::line(b).into_owned())).collect();
     let width = rows.iter().map(|(a, _)| a.chars().count()).max().unwrap_or(0);
     let mut out = String::new();
-    for (a, b) in rows {
+    for (a, b) in &rows {
         if b.is_empty() {
             out.push_str(a);
         } else {
@@ -272,6 +308,15 @@ mod tests {
             text,
             "hello\n[image image/png, 3 bytes]\n[audio audio/wav, 2 bytes]\ndemo://x\ninside\n{\n  \"sum\": 3\n}"
         );
+    }
+
+    #[test]
+    fn a_table_cell_stays_on_its_line() {
+        let text = list(&json!({"tools": [
+            {"name": "two\nlines\x1b[2J", "description": "ok\r\x1b]0;title\x07"},
+            {"name": "b"},
+        ]}));
+        assert_eq!(text, "two\\u{a}lines\\u{1b}[2J  ok\\u{d}\\u{1b}]0;title\\u{7}\nb\n");
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use mcp_client::RequestOptions;
 use mcp_types::ProgressNotificationParams;
@@ -102,6 +103,21 @@ pub(crate) fn pause() -> Pause {
     Pause(())
 }
 
+/// The command is being ended by a signal: erases the progress line, or ends the line of the
+/// question being asked, so that what comes next (the shell's prompt) starts on a clean line.
+/// Nothing is drawn any more.
+pub(crate) fn interrupted() {
+    let mut s = screen();
+    s.bar = None;
+    s.held.clear();
+    if s.paused > 0 {
+        write_stderr("\n");
+    } else {
+        s.erase();
+    }
+    s.paused += 1;
+}
+
 impl Drop for Pause {
     fn drop(&mut self) {
         let mut s = screen();
@@ -129,13 +145,19 @@ impl Tracker {
         Tracker { style, active: Arc::new(AtomicBool::new(true)) }
     }
 
-    /// Request options that ask for progress notifications, show them, and restart the
-    /// timeout whenever one arrives.
-    pub(crate) fn options(&self) -> RequestOptions {
+    /// Request options that ask for progress notifications and show them. With a hard `limit`
+    /// (`--timeout`) the request fails when it has passed, whatever progress is reported;
+    /// without one, each notification restarts the client's timeout, up to its maximum.
+    pub(crate) fn options(&self, limit: Option<Duration>) -> RequestOptions {
         let style = self.style;
         let active = self.active.clone();
         let frame = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        RequestOptions::default().reset_timeout_on_progress(true).on_progress(move |p| {
+        let options = match limit {
+            // Nothing to restart: the limit counts from the start.
+            Some(limit) => RequestOptions::default().timeout(limit).max_timeout(limit),
+            None => RequestOptions::default().reset_timeout_on_progress(true),
+        };
+        options.on_progress(move |p| {
             if !active.load(Ordering::SeqCst) {
                 return;
             }

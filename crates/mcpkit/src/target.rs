@@ -2,15 +2,16 @@
 //! from an `mcpServers` config file. Also the options every client command shares.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
+use mcp_client::transport::TransportError;
 use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
-use mcp_client::transport::stdio::StdioCommand;
-use mcp_client::{Client, ClientBuilder};
+use mcp_client::transport::stdio::{STDERR_TARGET, StdioCommand};
+use mcp_client::{Client, ClientBuilder, ClientError};
 use mcp_types::ProtocolVersion;
-use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// Options shared by every client command.
 #[derive(clap::Args, Debug)]
@@ -25,9 +26,12 @@ pub(crate) struct TargetArgs {
     /// $XDG_CONFIG_HOME/mcpkit/config.json, else ~/.config/mcpkit/config.json).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Give up on any request after this many seconds.
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
+    /// Give up on each request after this many seconds (more than 0), a hard limit that the
+    /// server's progress notifications do not extend. Without it, the client's defaults apply:
+    /// a request fails after 300 s without an answer, each progress notification restarting
+    /// that wait, and after 1 hour in any case.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    timeout: Option<Duration>,
     /// Speak only this protocol revision (no era detection).
     #[arg(long, value_name = "REV")]
     protocol_version: Option<ProtocolVersion>,
@@ -55,34 +59,137 @@ pub(crate) struct TargetArgs {
     command: Vec<String>,
 }
 
-/// One entry of `mcpServers`.
-#[derive(Deserialize, Debug)]
-#[serde(untagged)]
-enum ServerEntry {
+/// What a client command connects to.
+enum Target {
+    /// A child process; `program` and `server` (its `mcpServers` name) say what could not be
+    /// started, `cwd` where.
     Stdio {
-        command: String,
-        #[serde(default)]
-        args: Vec<String>,
-        #[serde(default)]
-        env: BTreeMap<String, String>,
+        cmd: StdioCommand,
+        program: String,
+        server: Option<String>,
         cwd: Option<PathBuf>,
     },
-    Http {
-        url: String,
-        #[serde(default)]
-        headers: BTreeMap<String, String>,
-    },
-}
-
-#[derive(Deserialize, Debug)]
-struct ConfigFile {
-    #[serde(rename = "mcpServers")]
-    mcp_servers: BTreeMap<String, ServerEntry>,
-}
-
-enum Target {
-    Stdio(StdioCommand),
     Http(HttpConfig),
+}
+
+/// The transports an `mcpServers` entry's `"type"` may name.
+enum EntryType {
+    Stdio,
+    /// `"http"`, `"streamable-http"` or `"sse"`: mcp-client finds out which one a URL speaks.
+    Url,
+}
+
+/// The members of one `mcpServers` entry that mcpkit uses; other members are ignored.
+#[derive(Debug, PartialEq)]
+enum ServerEntry {
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// A member that is absent, `null`, or a string.
+fn optional_string(entry: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match entry.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{key:?} must be a string")),
+    }
+}
+
+/// A member that is absent, or an object whose values are strings.
+fn string_map(entry: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, String> {
+    match entry.get(key) {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(format!("{key:?} values must be strings (not {k:?}: {v})")),
+            })
+            .collect(),
+        Some(_) => Err(format!("{key:?} must be an object")),
+    }
+}
+
+impl ServerEntry {
+    /// Decodes one entry; the error says what is wrong with it (without its name).
+    fn decode(value: &Value) -> Result<ServerEntry, String> {
+        let Value::Object(entry) = value else {
+            return Err("must be an object".into());
+        };
+        let kind = match optional_string(entry, "type")?.as_deref() {
+            None => None,
+            Some("stdio") => Some(EntryType::Stdio),
+            Some("http" | "streamable-http" | "sse") => Some(EntryType::Url),
+            Some(other) => {
+                return Err(format!(
+                    "unknown \"type\" {other:?} (expected \"stdio\", \"http\", \"streamable-http\" or \"sse\")"
+                ));
+            }
+        };
+        let has = |key: &str| entry.get(key).is_some_and(|v| !v.is_null());
+        match (has("command"), has("url"), &kind) {
+            (true, true, _) => return Err("has both \"command\" and \"url\"".into()),
+            (false, false, Some(EntryType::Stdio)) => {
+                return Err("has \"type\": \"stdio\" but no \"command\" (a program)".into());
+            }
+            (false, false, Some(EntryType::Url)) => {
+                return Err(format!("has \"type\": {} but no \"url\"", entry["type"]));
+            }
+            (false, false, None) => return Err("needs \"command\" (a program) or \"url\"".into()),
+            (true, false, Some(EntryType::Url)) => {
+                return Err(format!(
+                    "has \"type\": {} but a \"command\" instead of a \"url\"",
+                    entry["type"]
+                ));
+            }
+            (false, true, Some(EntryType::Stdio)) => {
+                return Err("has \"type\": \"stdio\" but a \"url\" instead of a \"command\"".into());
+            }
+            _ => {}
+        }
+        if has("url") {
+            let url = optional_string(entry, "url")?.unwrap_or_default();
+            if url.trim().is_empty() {
+                return Err("\"url\" is empty".into());
+            }
+            return Ok(ServerEntry::Http { url, headers: string_map(entry, "headers")? });
+        }
+        let command = match entry.get("command") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(Value::String(_)) => return Err("\"command\" is empty: it must name a program".into()),
+            _ => {
+                return Err("\"command\" must be a string (the program; its arguments go in \"args\")".into());
+            }
+        };
+        let args = match entry.get("args") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("\"args\" must be an array of strings")?,
+            Some(_) => return Err("\"args\" must be an array of strings".into()),
+        };
+        let cwd = optional_string(entry, "cwd")?.map(PathBuf::from);
+        Ok(ServerEntry::Stdio { command, args, env: string_map(entry, "env")?, cwd })
+    }
+}
+
+/// The entry `name` of the `mcpServers` config `text` (read from `path`). Only that entry is
+/// decoded: a malformed neighbour does not matter.
+fn config_entry(text: &str, path: &Path, name: &str) -> anyhow::Result<ServerEntry> {
+    let file = path.display();
+    let config: Value = serde_json::from_str(text).with_context(|| format!("invalid config {file}"))?;
+    let Some(servers) = config.get("mcpServers") else {
+        bail!("invalid config {file}: no \"mcpServers\" object");
+    };
+    let Value::Object(servers) = servers else {
+        bail!("invalid config {file}: \"mcpServers\" must be an object");
+    };
+    let Some(entry) = servers.get(name) else {
+        bail!("no server {name:?} in {file}");
+    };
+    ServerEntry::decode(entry).map_err(|e| anyhow!("server {name:?} in {file}: {e}"))
 }
 
 fn config_path(explicit: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
@@ -120,23 +227,109 @@ fn http_config(
     Ok(config)
 }
 
+/// `--timeout`'s value: a number of seconds, more than 0 and at most [`MAX_TIMEOUT_SECS`].
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text.trim().parse().map_err(|_| "not a number of seconds".to_owned())?;
+    if secs.is_nan() {
+        return Err("not a number of seconds".into());
+    }
+    if secs <= 0.0 {
+        return Err("must be more than 0 seconds".into());
+    }
+    if secs > MAX_TIMEOUT_SECS {
+        return Err(format!("too large: at most {MAX_TIMEOUT_SECS} seconds (about 31 years)"));
+    }
+    match Duration::try_from_secs_f64(secs) {
+        Ok(duration) if !duration.is_zero() => Ok(duration),
+        _ => Err("too small: at least 1 nanosecond".into()),
+    }
+}
+
+/// The largest `--timeout`: far beyond any request, and far from overflowing a deadline.
+const MAX_TIMEOUT_SECS: f64 = 1e9;
+
+/// `url` with the password of its userinfo replaced by `***` (`http://user:***@host/`), for
+/// every URL mcpkit prints. Text that is not a URL is returned as it is.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else { return url.to_owned() };
+    let authority_start = scheme_end + 3;
+    let rest = &url[authority_start..];
+    let authority_len = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_len];
+    let Some(at) = authority.rfind('@') else { return url.to_owned() };
+    let Some(colon) = authority[..at].find(':') else { return url.to_owned() };
+    format!("{}:***{}", &url[..authority_start + colon], &url[authority_start + at..])
+}
+
+/// Why a child process could not be started, from mcp-client's `cannot start NAME: CAUSE`.
+fn start_failure(error: &ClientError, display: &str) -> Option<String> {
+    let ClientError::Transport { error: TransportError::NotSent(message), .. } = error else {
+        return None;
+    };
+    let cause = message.strip_prefix(&format!("cannot start {display}: "))?;
+    let cause = match cause.rfind(" (os error ") {
+        Some(at) if cause.ends_with(')') => &cause[..at],
+        _ => cause,
+    };
+    Some(cause.to_owned())
+}
+
+/// The one line saying why a child process could not be started or did not answer: which
+/// program, and what to do about it.
+fn stdio_failure(
+    error: &ClientError,
+    display: &str,
+    program: &str,
+    server: Option<&str>,
+    cwd: Option<PathBuf>,
+) -> anyhow::Error {
+    if let Some(cause) = start_failure(error, display) {
+        let path = cwd.map_or_else(|| PathBuf::from(program), |dir| dir.join(program));
+        let spaced = program.contains(char::is_whitespace) && !path.exists();
+        return match server {
+            Some(name) => {
+                let hint = if spaced {
+                    " — \"command\" is the program alone; put its arguments in \"args\""
+                } else {
+                    ""
+                };
+                anyhow!("cannot start {program:?} (server {name:?}): {cause}{hint}")
+            }
+            None => {
+                let hint =
+                    if spaced { " — give the program and its arguments as separate words" } else { "" };
+                anyhow!("cannot start {program:?}: {cause}{hint}")
+            }
+        };
+    }
+    // The server exited (or stopped reading) during the handshake: its stderr says why.
+    let gone = matches!(error, ClientError::Transport { .. });
+    let hint = if gone && !tracing::enabled!(target: STDERR_TARGET, tracing::Level::INFO) {
+        " (its stderr: run with -vv)"
+    } else {
+        ""
+    };
+    anyhow!("cannot connect to {display}: {error}{hint}")
+}
+
 impl TargetArgs {
-    fn timeout(&self) -> anyhow::Result<Option<Duration>> {
-        match self.timeout {
-            None => Ok(None),
-            Some(secs) => Duration::try_from_secs_f64(secs)
-                .map(Some)
-                .map_err(|_| anyhow!("invalid --timeout {secs}: must be a non-negative number of seconds")),
-        }
+    /// `--timeout`: the hard limit on each request.
+    pub(crate) fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 
     fn target(&self) -> anyhow::Result<Target> {
-        let timeout = self.timeout()?;
+        let timeout = self.timeout;
         if let Some(url) = &self.url {
             return Ok(Target::Http(http_config(url, &BTreeMap::new(), timeout)?));
         }
         if let Some((program, args)) = self.command.split_first() {
-            return Ok(Target::Stdio(StdioCommand::new(program).args(args)));
+            return Ok(Target::Stdio {
+                cmd: StdioCommand::new(program).args(args),
+                program: program.clone(),
+                server: None,
+                cwd: None,
+            });
         }
         let Some(name) = &self.server else {
             bail!("no server given: use --url URL, --server NAME, or a command line after --");
@@ -144,17 +337,18 @@ impl TargetArgs {
         let path = config_path(self.config.as_ref())?;
         let text =
             std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-        let config: ConfigFile =
-            serde_json::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
-        match config.mcp_servers.get(name) {
-            None => bail!("no server {name:?} in {}", path.display()),
-            Some(ServerEntry::Http { url, headers }) => Ok(Target::Http(http_config(url, headers, timeout)?)),
-            Some(ServerEntry::Stdio { command, args, env, cwd }) => {
-                let mut cmd = StdioCommand::new(command).args(args).envs(env).name(name.clone());
-                if let Some(cwd) = cwd {
+        match config_entry(&text, &path, name)? {
+            ServerEntry::Http { url, headers } => Ok(Target::Http(
+                http_config(&url, &headers, timeout)
+                    .with_context(|| format!("server {name:?} in {}", path.display()))?,
+            )),
+            ServerEntry::Stdio { command, args, env, cwd } => {
+                let mut cmd =
+                    StdioCommand::new(&command).args(args).envs(env).name(format!("server {name:?}"));
+                if let Some(cwd) = &cwd {
                     cmd = cmd.current_dir(cwd);
                 }
-                Ok(Target::Stdio(cmd))
+                Ok(Target::Stdio { cmd, program: command, server: Some(name.clone()), cwd })
             }
         }
     }
@@ -167,16 +361,23 @@ impl TargetArgs {
             builder = builder.pin_version(version);
         }
         builder = builder.handlers(crate::interactive::handlers(self)?);
-        if let Some(timeout) = self.timeout()? {
-            builder = builder.request_timeout(Some(timeout)).probe_timeout(timeout);
+        if let Some(timeout) = self.timeout {
+            // A hard limit on every request, that progress notifications do not extend.
+            builder = builder
+                .request_timeout(Some(timeout))
+                .max_request_timeout(Some(timeout))
+                .probe_timeout(timeout);
         }
         let client = match target {
-            Target::Stdio(cmd) => {
+            Target::Stdio { cmd, program, server, cwd } => {
                 let display = cmd.display();
-                builder.connect_stdio(cmd).await.with_context(|| format!("cannot connect to {display}"))?
+                match builder.connect_stdio(cmd).await {
+                    Ok(client) => client,
+                    Err(e) => return Err(stdio_failure(&e, &display, &program, server.as_deref(), cwd)),
+                }
             }
             Target::Http(mut config) => {
-                let url = config.url.clone();
+                let url = redact_url(&config.url);
                 let auth = crate::login::attach(&mut config, &self.oauth).await?;
                 match builder.connect_http(config).await {
                     Ok(client) => client,
@@ -197,9 +398,124 @@ impl TargetArgs {
         if let Some(name) = &self.server {
             format!("server {name:?}")
         } else if let Some(url) = &self.url {
-            format!("the server at {url}")
+            format!("the server at {}", redact_url(url))
         } else {
             format!("server `{}`", self.command.join(" "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn decode(value: Value) -> Result<ServerEntry, String> {
+        ServerEntry::decode(&value)
+    }
+
+    #[test]
+    fn entries_with_and_without_a_type() {
+        let stdio = ServerEntry::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "server".into()],
+            env: BTreeMap::from([("A".into(), "1".into())]),
+            cwd: Some(PathBuf::from("/tmp")),
+        };
+        let entry = json!({"command": "npx", "args": ["-y", "server"], "env": {"A": "1"}, "cwd": "/tmp"});
+        assert_eq!(decode(entry.clone()), Ok(stdio));
+        let mut typed = entry;
+        typed["type"] = "stdio".into();
+        assert!(decode(typed).is_ok());
+        for kind in ["http", "streamable-http", "sse"] {
+            let entry = json!({"type": kind, "url": "http://127.0.0.1:1/mcp", "headers": {"x": "y"}});
+            let expected = ServerEntry::Http {
+                url: "http://127.0.0.1:1/mcp".into(),
+                headers: BTreeMap::from([("x".into(), "y".into())]),
+            };
+            assert_eq!(decode(entry), Ok(expected), "{kind}");
+        }
+        // Members other hosts write, and `null`s, are ignored.
+        assert!(
+            decode(json!({"url": "http://h/", "disabled": false, "autoApprove": [], "headers": null}))
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn what_is_wrong_with_an_entry() {
+        let cases = [
+            (json!({}), "needs \"command\" (a program) or \"url\""),
+            (json!({"command": "a", "url": "http://h/"}), "has both \"command\" and \"url\""),
+            (json!({"command": "a", "env": {"N": 1}}), "\"env\" values must be strings"),
+            (json!({"url": "http://h/", "headers": {"N": true}}), "\"headers\" values must be strings"),
+            (json!({"command": "a", "args": "b c"}), "\"args\" must be an array of strings"),
+            (json!({"command": ""}), "\"command\" is empty"),
+            (json!({"command": ["a", "b"]}), "\"command\" must be a string"),
+            (json!({"url": 5}), "\"url\" must be a string"),
+            (json!({"type": "websocket", "url": "ws://h/"}), "unknown \"type\" \"websocket\""),
+            (json!({"type": "stdio", "url": "http://h/"}), "\"type\": \"stdio\" but a \"url\""),
+            (json!({"type": "sse", "command": "a"}), "\"type\": \"sse\" but a \"command\""),
+            (json!({"type": "http"}), "\"type\": \"http\" but no \"url\""),
+            (json!("npx server"), "must be an object"),
+        ];
+        for (entry, expected) in cases {
+            let error = decode(entry.clone()).unwrap_err();
+            assert!(error.contains(expected), "{entry}: {error}");
+        }
+    }
+
+    #[test]
+    fn only_the_chosen_entry_is_decoded() {
+        let text = r#"{"mcpServers": {"bad": {"command": 1}, "good": {"command": "x"}}}"#;
+        let path = Path::new("c.json");
+        assert!(config_entry(text, path, "good").is_ok());
+        let error = format!("{:#}", config_entry(text, path, "bad").unwrap_err());
+        assert!(error.starts_with("server \"bad\" in c.json: \"command\" must be a string"), "{error}");
+        let error = format!("{:#}", config_entry(text, path, "other").unwrap_err());
+        assert_eq!(error, "no server \"other\" in c.json");
+        let error = format!("{:#}", config_entry(r#"{"servers": {}}"#, path, "x").unwrap_err());
+        assert!(error.contains("no \"mcpServers\" object"), "{error}");
+    }
+
+    #[test]
+    fn timeouts_are_positive_and_bounded() {
+        assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("1e9"), Ok(Duration::from_secs(1_000_000_000)));
+        for (text, expected) in [
+            ("0", "more than 0"),
+            ("-1", "more than 0"),
+            ("1e30", "too large"),
+            ("inf", "too large"),
+            ("NaN", "not a number"),
+            ("soon", "not a number"),
+            ("1e-12", "too small"),
+        ] {
+            let error = parse_timeout(text).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact_url("http://user:s3cr3t@127.0.0.1:1/mcp"), "http://user:***@127.0.0.1:1/mcp");
+        assert_eq!(redact_url("https://:pw@h/p?q=a:b@c"), "https://:***@h/p?q=a:b@c");
+        assert_eq!(redact_url("http://a:b:c@d@h/"), "http://a:***@h/");
+        for unchanged in ["http://user@h/", "http://h:8080/a@b", "not a url", "http://h/?x=u:p@y"] {
+            assert_eq!(redact_url(unchanged), unchanged);
+        }
+    }
+
+    #[test]
+    fn start_failures_are_recognised() {
+        let error = ClientError::Transport {
+            error: TransportError::NotSent(
+                "cannot start server \"x\": No such file or directory (os error 2)".into(),
+            ),
+            outcome: mcp_client::Outcome::NotExecuted,
+        };
+        assert_eq!(start_failure(&error, "server \"x\"").as_deref(), Some("No such file or directory"));
+        assert_eq!(start_failure(&error, "server \"y\""), None);
     }
 }

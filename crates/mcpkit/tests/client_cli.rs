@@ -101,6 +101,12 @@ fn prompt_poem_with_arg() {
     assert_eq!(code, 0, "{err}");
     let result = json(&out);
     assert!(result["messages"][0]["content"]["text"].as_str().unwrap().contains("sea"), "{result}");
+
+    // Prompt arguments are strings: sent as typed, not re-serialized.
+    let (code, out, err) = stdio(&["prompt", "poem", "--arg", r#"subject={"a":  1}"#]);
+    assert_eq!(code, 0, "{err}");
+    let result = json(&out);
+    assert!(result["messages"][0]["content"]["text"].as_str().unwrap().contains(r#"{"a":  1}"#), "{result}");
 }
 
 #[test]
@@ -152,40 +158,50 @@ fn complete_prompt_and_template_arguments() {
     assert!(json(&out)["completion"]["values"].as_array().is_some());
 
     // Neither --prompt nor --resource.
-    let (code, _, _) = stdio(&["complete", "style"]);
+    let (code, _, err) = stdio(&["complete", "style"]);
     assert_eq!(code, 2);
+    assert_eq!(err, "mcpkit: give --prompt NAME or --resource URI_TEMPLATE\n");
+}
+
+/// The first line `mcpkit listen <args> -- mcpkit serve --stdio` prints (then it is killed).
+fn first_listen_event(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["listen"];
+    all.extend(args);
+    all.extend(["--", BIN, "serve", "--stdio"]);
+    let mut child = support::command(&all)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn mcpkit listen");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    let read = stdout.read_line(&mut line);
+    let _ = child.kill();
+    let _ = child.wait();
+    read.unwrap();
+    json(&line)
 }
 
 #[test]
 fn listen_prints_one_json_line_per_event() {
-    let mut child = support::command(&[
-        "listen",
-        "--tools",
-        "--resource",
-        "demo://readme",
-        "--",
-        BIN,
-        "serve",
-        "--stdio",
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null())
-    .spawn()
-    .expect("spawn mcpkit listen");
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    let event = json(&line);
+    let event = first_listen_event(&["--tools", "--resource", "demo://readme"]);
     assert_eq!(event["acknowledged"]["toolsListChanged"], true, "{event}");
     assert_eq!(event["acknowledged"]["resourceSubscriptions"][0], "demo://readme", "{event}");
+    assert!(event["acknowledged"].get("promptsListChanged").is_none(), "{event}");
+}
 
-    // Nothing asked for is a usage error.
-    let (code, _, err) = stdio(&["listen"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("nothing to listen for"), "{err}");
+#[test]
+fn listen_without_a_choice_listens_to_every_list() {
+    for args in [&[][..], &["--resource", "demo://readme"][..]] {
+        let event = first_listen_event(args);
+        for list in ["toolsListChanged", "promptsListChanged", "resourcesListChanged"] {
+            assert_eq!(event["acknowledged"][list], true, "{args:?}: {event}");
+        }
+        if !args.is_empty() {
+            assert_eq!(event["acknowledged"]["resourceSubscriptions"][0], "demo://readme", "{event}");
+        }
+    }
 }
 
 #[test]
@@ -255,4 +271,144 @@ fn via_config_file() {
     assert!(err.contains("nope"), "{err}");
 
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn arg_values_that_the_schema_wants_as_strings_stay_text() {
+    // echo's `text` is a string: `123`, `true` and `[1, 2]` are sent as typed.
+    for text in ["123", "true", "[1, 2]", "null"] {
+        let (code, out, err) = stdio(&["call", "echo", "--arg", &format!("text={text}")]);
+        assert_eq!(code, 0, "{text}: {out}{err}");
+        assert_eq!(text_of(&json(&out)), text);
+    }
+    // add's `a` and `b` are numbers: still sent as numbers.
+    let (code, out, err) = stdio(&["call", "add", "--arg", "a=1", "--arg", "b=2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["structuredContent"]["sum"], 3.0);
+}
+
+#[test]
+fn a_repeated_arg_is_a_usage_error() {
+    for command in [["call", "echo"], ["prompt", "poem"]] {
+        let mut args = command.to_vec();
+        args.extend(["--arg", "text=a", "--arg", "subject=b", "--arg", "text=c"]);
+        let (code, out, err) = stdio(&args);
+        assert_eq!(code, 2, "{command:?}: {out}");
+        assert_eq!(err, "mcpkit: --arg \"text\" is given more than once\n", "{command:?}");
+    }
+}
+
+#[test]
+fn timeouts_must_be_positive_and_not_too_large() {
+    for (value, expected) in [("0", "must be more than 0"), ("1e30", "too large"), ("-2", "more than 0")] {
+        let (code, out, err) = stdio(&["info", &format!("--timeout={value}")]);
+        assert_eq!(code, 2, "{value}: {out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(expected), "{value}: {err}");
+    }
+}
+
+#[test]
+fn progress_does_not_extend_the_timeout() {
+    // The countdown reports progress every second: a 1.5 s limit ends it all the same.
+    let (code, out, err) = stdio(&["call", "countdown", "--arg", "seconds=3", "--timeout", "1.5"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("no answer within 1.5s"), "{err}");
+}
+
+#[test]
+fn passwords_in_urls_are_not_printed() {
+    let url = format!("http://user:s3cr3tpw@{}/mcp", support::closed_authority());
+    for args in [vec!["info", "--url", &url], vec!["login", &url]] {
+        let (code, _, err) = mcpkit(&args);
+        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!err.contains("s3cr3tpw"), "{err}");
+        assert!(err.contains("http://user:***@127.0.0.1:"), "{err}");
+        // Why the connection failed, not just that it did.
+        assert!(err.to_lowercase().contains("connection refused"), "{err}");
+    }
+}
+
+#[test]
+fn a_server_that_exits_while_connecting_points_to_its_stderr() {
+    let (code, _, err) = mcpkit(&["info", "--", BIN, "serve", "--no-such-flag"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.trim_end().ends_with("(its stderr: run with -vv)"), "{err}");
+    // With -vv its stderr is shown: no hint.
+    let (code, _, err) = mcpkit(&["-vv", "info", "--", BIN, "serve", "--no-such-flag"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("run with -vv"), "{err}");
+}
+
+#[test]
+fn serve_http_on_a_host_name_or_a_port() {
+    for (addr, hosts) in [("localhost:0", &["127.0.0.1", "[::1]"][..]), ("0", &["127.0.0.1"][..])] {
+        let server =
+            mcp_testkit::process::ListeningProcess::start(support::command(&["serve", "--http", addr]));
+        let url = server.url();
+        assert!(hosts.iter().any(|h| url.starts_with(&format!("http://{h}:"))), "{addr}: {url}");
+        assert!(!url.ends_with(":0/mcp"), "{url}");
+        let (code, out, err) = mcpkit(&["info", "--url", url]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(json(&out)["transport"], "streamable-http");
+    }
+}
+
+#[test]
+fn config_entries_are_decoded_one_at_a_time() {
+    let server = serve_http(&[]);
+    let config = serde_json::json!({
+        "mcpServers": {
+            "demo": { "type": "stdio", "command": BIN, "args": ["serve", "--stdio"] },
+            "web": { "type": "http", "url": server.url() },
+            "streamable": { "type": "streamable-http", "url": server.url() },
+            "legacy": { "type": "sse", "url": server.url() },
+            "spaces": { "command": format!("{BIN} serve --stdio") },
+            "missing": { "command": "/nonexistent/mcpkit-test-program" },
+            "both": { "command": BIN, "url": server.url() },
+            "neither": { "args": ["serve"] },
+            "env": { "command": BIN, "env": { "N": 1 } },
+            "kind": { "type": "websocket", "url": "ws://127.0.0.1:1/" },
+            "mismatch": { "type": "stdio", "url": server.url() },
+            "empty": { "command": "" },
+        }
+    });
+    let path = support::config_file("entries", &config);
+    let file = path.to_str().unwrap();
+    for name in ["demo", "web", "streamable", "legacy"] {
+        let (code, out, err) = mcpkit(&["list", "tools", "--config", file, "--server", name]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_demo_tools(&out);
+    }
+    let cases = [
+        ("both", format!("server \"both\" in {file}: has both \"command\" and \"url\"")),
+        ("neither", format!("server \"neither\" in {file}: needs \"command\" (a program) or \"url\"")),
+        ("env", format!("server \"env\" in {file}: \"env\" values must be strings")),
+        ("kind", format!("server \"kind\" in {file}: unknown \"type\" \"websocket\"")),
+        ("mismatch", format!("server \"mismatch\" in {file}: has \"type\": \"stdio\" but a \"url\"")),
+        ("empty", format!("server \"empty\" in {file}: \"command\" is empty")),
+        (
+            "spaces",
+            format!(
+                "cannot start \"{BIN} serve --stdio\" (server \"spaces\"): No such file or directory — \"command\" is the program alone; put its arguments in \"args\""
+            ),
+        ),
+        (
+            "missing",
+            "cannot start \"/nonexistent/mcpkit-test-program\" (server \"missing\"): No such file or directory"
+                .to_owned(),
+        ),
+    ];
+    for (name, expected) in cases {
+        let (code, _, err) = mcpkit(&["info", "--config", file, "--server", name]);
+        assert_eq!(code, 2, "{name}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("mcpkit: {expected}")), "{name}: {err}");
+        if name == "missing" {
+            assert!(!err.contains("\"args\""), "{err}");
+        }
+    }
+    let _ = std::fs::remove_file(&path);
 }

@@ -20,13 +20,13 @@
 //!   note, when it is not installed), and commands using `jq` are skipped when there is no `jq`.
 #![cfg(unix)]
 
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use mcp_testkit::process::ListeningProcess;
-use nix::fcntl::OFlag;
+use support::on_a_terminal;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcpkit");
 const EVERYTHING: &str = "npx -y @modelcontextprotocol/server-everything";
@@ -179,46 +179,6 @@ fn run(command: &mut Command) -> (i32, String, String) {
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Runs `command` with a new pseudo-terminal as its stdin, stdout and stderr; returns everything
-/// written to the terminal, with the terminal's `\r\n` line ends made `\n`.
-fn on_a_terminal(mut command: Command) -> String {
-    // Close-on-exec from the start: no other test's child may inherit either side.
-    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    let master = nix::pty::posix_openpt(flags).unwrap();
-    nix::pty::grantpt(&master).unwrap();
-    nix::pty::unlockpt(&master).unwrap();
-    let slave_path = nix::pty::ptsname_r(&master).unwrap();
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(OFlag::O_NOCTTY.bits())
-        .open(&slave_path)
-        .unwrap();
-    command
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave.try_clone().unwrap());
-    let mut child = command.spawn().unwrap();
-    // Our copies of the terminal's slave side go; reading ends when the child's are gone too.
-    drop(command);
-    drop(slave);
-    let mut master = std::fs::File::from(std::os::fd::OwnedFd::from(master));
-    let mut out = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match master.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            // Linux reports the closed slave side as EIO.
-            Err(e) if e.raw_os_error() == Some(nix::errno::Errno::EIO as i32) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => panic!("reading the terminal: {e}"),
-        }
-    }
-    child.wait().unwrap();
-    String::from_utf8(out).unwrap().replace("\r\n", "\n")
 }
 
 // --- the examples --------------------------------------------------------------------------------

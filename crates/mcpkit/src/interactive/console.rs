@@ -110,17 +110,11 @@ impl Console {
     }
 }
 
-/// Text from the server made safe for a terminal: control characters (escape sequences that
-/// could move the cursor or rewrite the screen) become `?`; newlines and tabs are kept.
+/// Text from the server made safe for a terminal ([`crate::terminal::text`]): control
+/// characters (escape sequences that could move the cursor or rewrite the screen) are shown
+/// escaped; newlines and tabs are kept.
 pub(crate) fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' => '\n',
-            '\t' => ' ',
-            c if c.is_control() => '?',
-            c => c,
-        })
-        .collect()
+    crate::terminal::text(text).into_owned()
 }
 
 /// [`printable`] on one line: newlines become spaces too.
@@ -199,7 +193,7 @@ mod tests {
 
     #[test]
     fn server_text_cannot_drive_the_terminal() {
-        assert_eq!(printable("a\x1b[2Jb\tc\nd\u{9b}e"), "a?[2Jb c\nd?e");
+        assert_eq!(printable("a\x1b[2Jb\tc\nd\u{9b}e"), "a\\u{1b}[2Jb\tc\nd\\u{9b}e");
         assert_eq!(one_line("two\nlines"), "two lines");
         assert_eq!(indented("x\ny", "  "), "  x\n  y\n");
     }

@@ -56,3 +56,66 @@ pub(crate) fn serve_http(extra: &[&str]) -> ListeningProcess {
     command.args(extra);
     ListeningProcess::start(command)
 }
+
+/// Runs `command` with a new pseudo-terminal as its stdin, stdout and stderr; returns everything
+/// written to the terminal, with the terminal's `\r\n` line ends made `\n`.
+#[cfg(unix)]
+pub(crate) fn on_a_terminal(mut command: Command) -> String {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    use nix::fcntl::OFlag;
+
+    // Close-on-exec from the start: no other test's child may inherit either side.
+    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
+    let master = nix::pty::posix_openpt(flags).unwrap();
+    nix::pty::grantpt(&master).unwrap();
+    nix::pty::unlockpt(&master).unwrap();
+    let slave_path = nix::pty::ptsname_r(&master).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(OFlag::O_NOCTTY.bits())
+        .open(&slave_path)
+        .unwrap();
+    command
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave.try_clone().unwrap());
+    let mut child = command.spawn().unwrap();
+    // Our copies of the terminal's slave side go; reading ends when the child's are gone too.
+    drop(command);
+    drop(slave);
+    let mut master = std::fs::File::from(std::os::fd::OwnedFd::from(master));
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match master.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            // Linux reports the closed slave side as EIO.
+            Err(e) if e.raw_os_error() == Some(nix::errno::Errno::EIO as i32) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => panic!("reading the terminal: {e}"),
+        }
+    }
+    child.wait().unwrap();
+    String::from_utf8(out).unwrap().replace("\r\n", "\n")
+}
+
+/// `127.0.0.1:PORT` where nothing listens: a port the system handed out, closed again.
+pub(crate) fn closed_authority() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    addr.to_string()
+}
+
+/// Writes `config` to `NAME.json` in a directory of this test process; its path.
+pub(crate) fn config_file(name: &str, config: &serde_json::Value) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpkit-test-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
