@@ -90,6 +90,21 @@ impl ListeningProcess {
         self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// Waits (polling, at most `limit`) for it to exit by itself; its status, or `None` when it
+    /// is still running.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Kills it now (also done on drop).
     pub fn kill(&mut self) {
         let _ = self.child.kill();

@@ -29,6 +29,9 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 use mcp_types::ProtocolVersion;
 
+/// How long `serve --http` lets requests in flight finish after a signal.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A short tour, at the end of `mcpkit --help`.
 const TOUR: &str = "\
 Examples:
@@ -191,7 +194,30 @@ fn serve(args: ServeArgs) -> ExitCode {
                     auth.resource_metadata_url()
                 );
             }
-            match mcp_http::serve(server, bound, Some(config)).await {
+            // SIGINT/SIGTERM/SIGHUP: stop accepting, let requests in flight finish (a second
+            // signal stops at once).
+            let mut signals = match signals::Signals::catch() {
+                Ok(signals) => signals,
+                Err(e) => {
+                    eprintln!("mcpkit: cannot catch signals: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            tokio::spawn(async move {
+                signals.next_number().await;
+                eprintln!(
+                    "shutting down: requests in flight have {} s to finish (signal again to stop now)",
+                    SHUTDOWN_GRACE.as_secs()
+                );
+                let _ = stop.send(());
+                let again = signals.next_number().await;
+                std::process::exit(128 + again);
+            });
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            match mcp_http::serve_until(server, bound, Some(config), shutdown, SHUTDOWN_GRACE).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("mcpkit: {e}");

@@ -47,14 +47,18 @@ impl Signals {
 
     /// Waits for the next signal; the exit status it calls for.
     pub(crate) async fn next(&mut self) -> ExitCode {
+        status(self.next_number().await)
+    }
+
+    /// Waits for the next signal; its number.
+    pub(crate) async fn next_number(&mut self) -> i32 {
         // `None` only when the runtime shuts down: then no signal comes any more.
-        let signal = tokio::select! {
+        tokio::select! {
             Some(()) = self.interrupt.recv() => SIGINT,
             Some(()) = self.terminate.recv() => SIGTERM,
             Some(()) = self.hangup.recv() => SIGHUP,
             else => std::future::pending().await,
-        };
-        status(signal)
+        }
     }
 }
 
@@ -71,8 +75,13 @@ impl Signals {
 
     /// Waits for the next Ctrl-C; the exit status it calls for (130, as for SIGINT).
     pub(crate) async fn next(&mut self) -> ExitCode {
+        status(self.next_number().await)
+    }
+
+    /// Waits for the next Ctrl-C; the number of SIGINT.
+    pub(crate) async fn next_number(&mut self) -> i32 {
         match tokio::signal::ctrl_c().await {
-            Ok(()) => status(SIGINT),
+            Ok(()) => SIGINT,
             Err(_) => std::future::pending().await,
         }
     }

@@ -245,3 +245,31 @@ fn server_text_reaches_the_terminal_escaped() {
     assert!(list.starts_with("show  clip"), "{list:?}");
     assert!(error.starts_with("mcpkit: ") && error.contains("boom clip"), "{error:?}");
 }
+
+#[test]
+fn serve_http_finishes_calls_in_flight_on_sigterm_and_exits_0() {
+    let mut server = support::serve_http(&[]);
+    let mut call =
+        support::command(&["call", "countdown", "--arg", "seconds=2", "--progress", "--url", server.url()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit call");
+    let mut stderr = BufReader::new(call.stderr.take().unwrap());
+    // The first progress line: the server runs the tool.
+    let mut line = String::new();
+    while !line.starts_with("progress ") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit ended before any progress");
+    }
+    kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
+    // The call in flight still gets its answer.
+    let out = call.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("Lift-off!"), "{stdout}");
+    let status = server.wait_exit(Duration::from_secs(60)).expect("the server did not shut down");
+    assert_eq!(status.code(), Some(0), "{}", server.stderr());
+    assert!(server.stderr().contains("shutting down"), "{}", server.stderr());
+}
