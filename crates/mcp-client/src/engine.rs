@@ -186,7 +186,7 @@ impl Engine {
         mut on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, Failure> {
         let started = tokio::time::Instant::now();
-        let hard = options.max_timeout.map(|limit| (started + limit, limit));
+        let mut hard = options.max_timeout.map(|limit| (started + limit, limit));
         let soft = |from: tokio::time::Instant| options.timeout.map(|limit| (from + limit, limit));
         let mut deadline = earliest(soft(started), hard);
         let fail = |error, delivered| Failure { error, delivered };
@@ -225,13 +225,24 @@ impl Engine {
             protocol_version: options.version,
         };
         let sending = self.send(outgoing);
-        let sent = match deadline {
-            // The guard stays armed: the request is cancelled as the error returns.
-            Some((at, limit)) => match tokio::time::timeout_at(at, sending).await {
-                Ok(sent) => sent,
+        tokio::pin!(sending);
+        let mut steps = self.transport.authorization_steps();
+        let sent = loop {
+            let Some((at, limit)) = deadline else { break sending.as_mut().await };
+            match tokio::time::timeout_at(at, sending.as_mut()).await {
+                Ok(sent) => break sent,
+                // Time spent authorizing (a user in a browser, perhaps) does not count: when
+                // a step runs, or ran since the clocks last started, they start again (the
+                // hard one included).
+                Err(_) if self.transport.authorizing() || self.transport.authorization_steps() != steps => {
+                    steps = self.transport.authorization_steps();
+                    let now = tokio::time::Instant::now();
+                    hard = hard.map(|(_, limit)| (now + limit, limit));
+                    deadline = earliest(soft(now), hard);
+                }
+                // The guard stays armed: the request is cancelled as the error returns.
                 Err(_) => return Err(fail(ClientError::Timeout(limit), false)),
-            },
-            None => sending.await,
+            }
         };
         if let Err(error) = sent {
             guard.disarm();

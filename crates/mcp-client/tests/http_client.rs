@@ -320,3 +320,83 @@ async fn url_passwords_never_show_in_errors_debug_output_or_logs() {
     assert!(logs.contains("me:***@"), "{logs}");
     assert!(!logs.contains("hunter2"), "{logs}");
 }
+
+/// The timeouts of the authorization test: short against the login, long enough for a loaded
+/// machine to answer a local request in.
+const AUTH_TEST_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the login of the authorization test takes: three times every timeout.
+const LOGIN: Duration = Duration::from_secs(3);
+
+/// An authorization layer whose flow (after the first refusal) takes longer than every timeout
+/// of the client, as a person logging in through a browser would.
+struct SlowLogin {
+    granted: std::sync::atomic::AtomicBool,
+}
+
+impl mcp_client::transport::http::HttpAuth for SlowLogin {
+    fn authorize<'a>(
+        &'a self,
+        _method: &'a Method,
+        _url: &'a reqwest::Url,
+    ) -> mcp_client::transport::BoxFuture<'a, Result<http::HeaderMap, mcp_client::auth::AuthError>> {
+        Box::pin(async move {
+            let mut headers = http::HeaderMap::new();
+            if self.granted.load(std::sync::atomic::Ordering::SeqCst) {
+                headers.insert(http::header::AUTHORIZATION, http::HeaderValue::from_static("Bearer granted"));
+            }
+            Ok(headers)
+        })
+    }
+
+    fn refused<'a>(
+        &'a self,
+        _refusal: &'a mcp_client::transport::http::Refusal,
+    ) -> mcp_client::transport::BoxFuture<'a, Result<bool, mcp_client::auth::AuthError>> {
+        Box::pin(async move {
+            tokio::time::sleep(LOGIN).await;
+            self.granted.store(true, std::sync::atomic::Ordering::SeqCst);
+            Ok(true)
+        })
+    }
+}
+
+#[tokio::test]
+async fn time_spent_authorizing_does_not_count_against_the_timeouts() {
+    let answers = stops_answering(false);
+    let app = axum::Router::new().fallback(move |method: Method, headers: http::HeaderMap, body: Bytes| {
+        let answers = answers.clone();
+        async move {
+            if headers.get(http::header::AUTHORIZATION).is_none_or(|v| v != "Bearer granted") {
+                return Response::builder()
+                    .status(401)
+                    .header("www-authenticate", "Bearer")
+                    .body(Body::empty())
+                    .unwrap();
+            }
+            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            answers(&method, &message)
+                .unwrap_or_else(|| Response::builder().status(500).body(Body::empty()).unwrap())
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let _server = Task(tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    }));
+    let auth = Arc::new(SlowLogin { granted: false.into() });
+    let config = HttpConfig { auth: Some(auth), ..HttpConfig::new(format!("http://{addr}/mcp")) };
+    // Every timeout is shorter than the login.
+    let client = bounded(
+        "connect",
+        builder()
+            .probe_timeout(AUTH_TEST_TIMEOUT)
+            .request_timeout(Some(AUTH_TEST_TIMEOUT))
+            .max_request_timeout(Some(AUTH_TEST_TIMEOUT))
+            .connect_http(config),
+    )
+    .await
+    .expect("the login's time counted against the probe");
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    let result = bounded("call", client.call_tool("fast", Value::Null)).await.unwrap();
+    assert_eq!(result.content.len(), 1);
+}

@@ -116,9 +116,10 @@ impl ClientBuilder {
     /// starts before the request is sent, so a server that never answers the HTTP request
     /// times out as well; [`RequestOptions::reset_timeout_on_progress`] restarts it on progress.
     ///
-    /// Every timeout, the probe's included, also counts the time an HTTP authorization layer
-    /// takes to obtain a token after a refusal: a flow that waits for a person (a browser
-    /// login) should run before connecting, or be given timeouts long enough for it.
+    /// The time an HTTP authorization layer spends obtaining a token (after a refusal, which
+    /// may wait for a person in a browser) does not count against any timeout, the probe's
+    /// included: a deadline that passes during it starts again (see
+    /// [`Transport::authorizing`](crate::transport::Transport::authorizing)).
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self

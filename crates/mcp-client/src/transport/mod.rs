@@ -195,6 +195,19 @@ pub trait Transport: Send + Sync + 'static {
     /// Forgets a legacy session (after a `404`), so the next `initialize` starts a new one.
     fn reset_session(&self) {}
 
+    /// Whether an authorization step is running right now (HTTP: obtaining a token after a
+    /// refusal, which may wait for a user in a browser). The client's timeouts do not run out
+    /// while it is: a request's clock restarts when its deadline passes during one, or after
+    /// one that started since the clock last started (see [`Transport::authorization_steps`]).
+    fn authorizing(&self) -> bool {
+        false
+    }
+
+    /// How many authorization steps have started so far (a counter that only grows).
+    fn authorization_steps(&self) -> u64 {
+        0
+    }
+
     /// Closes the transport: stdio closes stdin, waits, then SIGTERM, then SIGKILL; Streamable
     /// HTTP sends `DELETE` for a legacy session; HTTP+SSE drops its stream. Pushes
     /// [`Inbound::Closed`] unless already closed. Idempotent.

@@ -1,6 +1,7 @@
 //! What both HTTP transports share: the client and its headers, error mapping, bounded body
 //! reads, and the inbound channel that ends with exactly one `Closed`.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
@@ -36,6 +37,27 @@ pub(crate) struct HttpCore {
     pub(crate) url: Url,
     pub(crate) config: HttpConfig,
     headers: RwLock<HeaderMap>,
+    /// How many requests are in an authorization step (see [`HttpCore::authorizing`]).
+    authorizing: AtomicUsize,
+    /// How many authorization steps have started.
+    steps: AtomicU64,
+}
+
+/// Counts one request as authorizing for as long as it lives.
+struct Authorizing<'a>(&'a AtomicUsize);
+
+impl<'a> Authorizing<'a> {
+    fn start(core: &'a HttpCore) -> Self {
+        core.steps.fetch_add(1, Ordering::AcqRel);
+        core.authorizing.fetch_add(1, Ordering::AcqRel);
+        Authorizing(&core.authorizing)
+    }
+}
+
+impl Drop for Authorizing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl HttpCore {
@@ -54,7 +76,25 @@ impl HttpCore {
         for value in headers.values_mut() {
             value.set_sensitive(true);
         }
-        Ok(HttpCore { client, url, config, headers: RwLock::new(headers) })
+        Ok(HttpCore {
+            client,
+            url,
+            config,
+            headers: RwLock::new(headers),
+            authorizing: AtomicUsize::new(0),
+            steps: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether a request is in an authorization step: waiting for its headers or for a new token
+    /// after a refusal (which may wait for a user in a browser).
+    pub(crate) fn authorizing(&self) -> bool {
+        self.authorizing.load(Ordering::Acquire) > 0
+    }
+
+    /// How many authorization steps have started so far.
+    pub(crate) fn authorization_steps(&self) -> u64 {
+        self.steps.load(Ordering::Acquire)
     }
 
     /// The extra headers, to which a request adds its own.
@@ -87,10 +127,13 @@ impl HttpCore {
         };
         let mut attempts = 0;
         loop {
+            // Getting the headers may wait for another request's authorization flow.
+            let authorizing = Authorizing::start(self);
             let mut presented = auth
                 .authorize(&method, url)
                 .await
                 .map_err(|e| TransportError::NotSent(format!("authorization failed: {e}")))?;
+            drop(authorizing);
             let mut request_headers = headers.clone();
             for (name, value) in presented.iter_mut() {
                 value.set_sensitive(true);
@@ -110,7 +153,10 @@ impl HttpCore {
                 return Err(error);
             }
             attempts += 1;
-            match auth.refused(&refusal).await {
+            let authorizing = Authorizing::start(self);
+            let cured = auth.refused(&refusal).await;
+            drop(authorizing);
+            match cured {
                 Ok(true) => tracing::debug!(status, attempts, "authorized again; sending the request again"),
                 Ok(false) => return Err(error),
                 Err(e) => {

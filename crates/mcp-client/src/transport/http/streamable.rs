@@ -125,6 +125,14 @@ impl Transport for StreamableHttpTransport {
         TransportKind::StreamableHttp
     }
 
+    fn authorizing(&self) -> bool {
+        self.shared.core.authorizing()
+    }
+
+    fn authorization_steps(&self) -> u64 {
+        self.shared.core.authorization_steps()
+    }
+
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
             if self.shared.closed.load(Ordering::Acquire) {
