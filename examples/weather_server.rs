@@ -82,8 +82,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match args.as_slice() {
         // Every MCP client can run this command; stdout carries nothing but MCP messages.
         [] => server.serve_stdio().await?,
-        // Streamable HTTP for clients of every protocol revision; Host and Origin are checked
-        // against the bound address.
+        // Streamable HTTP for clients of every protocol revision. `None`: the default
+        // configuration, whose Host and Origin checks allow the bound address.
         [flag, addr] if flag == "--http" => {
             let bound = mcp_http::bind(addr.parse()?).await?;
             eprintln!("listening on http://{}/mcp", bound.local_addr());

@@ -13,7 +13,7 @@ use mcp_types::{
 use serde_json::{Map, Value, json};
 
 use crate::target::TargetArgs;
-use crate::{interactive, output, progress, signals};
+use crate::{interactive, output, progress, server_log, signals};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -300,8 +300,11 @@ async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
         // Dropping the connection attempt drops its transport, which stops the child.
         code = signals.next() => return Ok(interrupted(code)),
     };
+    // Subscribed before the first request: every log message it brings is seen.
+    let logs = target.log_level.level().map(|min| (client.notifications(), min));
+    let work = execute(&client, &command, json, call_arguments, prompt_arguments);
     let (result, signalled) = tokio::select! {
-        result = execute(&client, &command, json, call_arguments, prompt_arguments) => (result, false),
+        result = server_log::with_logs(logs, work) => (result, false),
         // Dropping the command's future drops its progress tracker, which erases the bar.
         code = signals.next() => (Ok(interrupted(code)), true),
     };
@@ -398,7 +401,7 @@ async fn execute(
             let (_, raw) = client.request_raw::<Complete>(&params, &RequestOptions::default()).await?;
             output::print_raw(json, &raw, output::complete)?;
         }
-        ClientCommand::Listen { tools, prompts, resources, resource, .. } => {
+        ClientCommand::Listen { tools, prompts, resources, resource, target } => {
             // No list chosen: every list.
             let all = !(*tools || *prompts || *resources);
             let filter = SubscriptionFilter {
@@ -411,6 +414,20 @@ async fn execute(
             let mut subscription = client.listen(filter).await?;
             while let Some(event) = subscription.next().await {
                 let value = match event {
+                    // Log messages go to stderr. A legacy subscription's come from
+                    // `client.notifications()`, which `server_log::with_logs` shows already; a
+                    // modern one's are tagged with the subscription and reach it alone.
+                    SubscriptionEvent::Notification(ServerNotification::LoggingMessage(_))
+                        if !client.protocol_version().is_modern() =>
+                    {
+                        continue;
+                    }
+                    SubscriptionEvent::Notification(n @ ServerNotification::LoggingMessage(_)) => {
+                        if let Some(min) = target.log_level.level() {
+                            server_log::show(&n, min);
+                        }
+                        continue;
+                    }
                     SubscriptionEvent::Acknowledged(filter) => json!({ "acknowledged": filter }),
                     SubscriptionEvent::Notification(n) => notification_json(&n)?,
                     SubscriptionEvent::Ended(Ok(())) => break,

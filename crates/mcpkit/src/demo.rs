@@ -181,7 +181,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::BuildError> {
             Resource::new("demo://readme", "readme")
                 .with_mime_type("text/markdown")
                 .with_description("About this server"),
-            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, fail.\n",
+            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, roots, fail.\n",
         )
         .template(
             ResourceTemplate::new("demo://notes/{id}", "note")
@@ -195,7 +195,7 @@ pub(crate) fn server() -> Result<Server, mcp_server::BuildError> {
         .template_variable("demo://notes/{id}", "id", Completions::from_list(&["1", "2", "3", "42"]));
     Server::builder("mcpkit-demo", env!("CARGO_PKG_VERSION"))
         .title("mcpkit demonstration server")
-        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling) and fail (errors).")
+        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots) and fail (errors).")
         .tools(tools)
         .resources(resources)
         .prompts(prompts)

@@ -19,6 +19,7 @@ mod logging;
 mod login;
 mod output;
 mod progress;
+mod server_log;
 mod signals;
 mod target;
 mod terminal;
@@ -68,8 +69,10 @@ enum Command {
     )]
     Check(check::Args),
     /// List the protocol revisions mcpkit knows, newest first, with their era.
-    #[command(after_help = "Example:\n  mcpkit versions   # 2026-07-28  modern, then the legacy revisions")]
-    Versions,
+    #[command(
+        after_help = "Examples:\n  mcpkit versions   # 2026-07-28  modern, then the legacy revisions\n  mcpkit versions --json | jq -r '.[].version'"
+    )]
+    Versions(VersionsArgs),
     /// Run the demonstration server (tools, resources, prompts that show what MCP can do).
     #[command(
         after_help = "Examples:\n  mcpkit serve --stdio   # then point an MCP client at this command\n  mcpkit serve --http 127.0.0.1:8080 --auth-issuer https://auth.example.com --auth-scope mcp:basic"
@@ -108,6 +111,14 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+struct VersionsArgs {
+    /// Print JSON (the default when stdout is not a terminal): an array of
+    /// `{"version", "era", "batches"}` objects.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
 struct ServeArgs {
     /// Serve over stdin/stdout (the default).
     #[arg(long, conflicts_with = "http")]
@@ -143,15 +154,29 @@ fn main() -> ExitCode {
         Command::Logout(args) => login::logout(args),
         Command::Completions(args) => generate::completions(args, Cli::command()),
         Command::Man(args) => generate::man(args, Cli::command()),
-        Command::Versions => {
-            for v in ProtocolVersion::ALL.iter().rev() {
-                let era = if v.is_modern() { "modern" } else { "legacy" };
-                let batches = if v.allows_batches() { " (batches)" } else { "" };
-                println!("{v}  {era}{batches}");
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Versions(args) => versions(&args),
     }
+}
+
+/// `mcpkit versions`: the revisions, newest first, as JSON or as text on a terminal.
+fn versions(args: &VersionsArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    let era = |v: &ProtocolVersion| if v.is_modern() { "modern" } else { "legacy" };
+    let text = if args.json || !std::io::stdout().is_terminal() {
+        let list: Vec<serde_json::Value> = ProtocolVersion::ALL
+            .iter()
+            .rev()
+            .map(|v| serde_json::json!({ "version": v.as_str(), "era": era(v), "batches": v.allows_batches() }))
+            .collect();
+        format!("{}\n", serde_json::Value::Array(list))
+    } else {
+        ProtocolVersion::ALL
+            .iter()
+            .rev()
+            .map(|v| format!("{v}  {}{}\n", era(v), if v.allows_batches() { " (batches)" } else { "" }))
+            .collect()
+    };
+    output::exit_status(output::write(&text))
 }
 
 fn serve(args: ServeArgs) -> ExitCode {

@@ -40,6 +40,19 @@ pub(crate) fn write(text: &str) -> Result<(), WriteError> {
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(WriteError)
 }
 
+/// The exit status of a command whose only failure can be writing its output: 0 when it was
+/// written or its reader went away; else 2, with the one-line error on stderr.
+pub(crate) fn exit_status(written: Result<(), WriteError>) -> std::process::ExitCode {
+    match written {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) if e.reader_gone() => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(io::stderr().lock(), "mcpkit: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 /// `text` and a newline, unless it is empty or ends with one.
 fn write_text(text: &str) -> Result<(), WriteError> {
     let text = terminal::text(text);
@@ -233,7 +246,7 @@ pub(crate) fn prompt(value: &Value) -> String {
     parts.join("\n\n")
 }
 
-/// `complete`: one value a line.
+/// `complete`: one value a line, or `(no completions)`.
 pub(crate) fn complete(value: &Value) -> String {
     let completion = value.get("completion").unwrap_or(&Value::Null);
     let values = completion.get("values").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default();
@@ -244,7 +257,7 @@ pub(crate) fn complete(value: &Value) -> String {
             None => out.push_str("(more)\n"),
         }
     }
-    out
+    if out.is_empty() { "(no completions)\n".to_owned() } else { out }
 }
 
 /// `info`.
@@ -323,5 +336,6 @@ mod tests {
     fn completions_one_a_line() {
         let text = complete(&json!({"completion": {"values": ["a", "b"], "hasMore": true, "total": 9}}));
         assert_eq!(text, "a\nb\n(more: 9 in all)\n");
+        assert_eq!(complete(&json!({"completion": {"values": []}})), "(no completions)\n");
     }
 }

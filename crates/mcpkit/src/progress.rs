@@ -6,7 +6,8 @@
 //! (`progress 2/5 3 s left`) that logs and tests can read.
 //!
 //! Interactive prompts share stderr: [`pause`] erases the line and holds updates back until
-//! the prompt is over, so a bar never lands in the middle of a question.
+//! the prompt is over, so a bar never lands in the middle of a question. Other lines on stderr
+//! (the server's log messages) go through [`print_line`], above the bar.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -60,36 +61,88 @@ fn screen() -> MutexGuard<'static, Screen> {
 }
 
 const ERASE: &str = "\r\x1b[2K";
+/// Autowrap off, then on again: a bar line wider than the terminal (whose width `$COLUMNS` only
+/// estimates) is cut at the right margin instead of wrapping onto a row that `\r` and
+/// [`ERASE`] would leave behind.
+const NO_WRAP: &str = "\x1b[?7l";
+const WRAP: &str = "\x1b[?7h";
 
 fn write_stderr(text: &str) {
+    if text.is_empty() {
+        return;
+    }
     let mut err = std::io::stderr().lock();
     let _ = err.write_all(text.as_bytes());
     let _ = err.flush();
 }
 
+/// Each method updates the state and returns what to write to stderr for it.
 impl Screen {
-    fn draw_bar(&mut self, line: String) {
-        if self.paused == 0 {
-            write_stderr(&format!("{ERASE}{line}"));
+    fn draw_bar(&mut self, line: String) -> String {
+        let out = if self.paused == 0 {
             self.drawn = true;
-        }
+            format!("{ERASE}{NO_WRAP}{line}{WRAP}")
+        } else {
+            String::new()
+        };
         self.bar = Some(line);
+        out
     }
 
-    fn print_line(&mut self, line: String) {
+    fn print_line(&mut self, line: String) -> String {
         if self.paused == 0 {
-            write_stderr(&format!("{line}\n"));
+            format!("{line}\n")
         } else {
             self.held.push(line);
+            String::new()
         }
     }
 
-    fn erase(&mut self) {
+    /// A line printed above the bar: the bar is erased, the line written, and the bar drawn
+    /// again below it.
+    fn print_above(&mut self, line: String) -> String {
+        if self.paused > 0 {
+            self.held.push(line);
+            return String::new();
+        }
+        let mut out = self.erase();
+        out.push_str(&line);
+        out.push('\n');
+        if let Some(bar) = self.bar.clone() {
+            out.push_str(&self.draw_bar(bar));
+        }
+        out
+    }
+
+    fn erase(&mut self) -> String {
         if self.drawn {
-            write_stderr(ERASE);
             self.drawn = false;
+            ERASE.to_owned()
+        } else {
+            String::new()
         }
     }
+
+    /// A prompt is over: the lines held back, then the bar again.
+    fn resume(&mut self) -> String {
+        self.paused = self.paused.saturating_sub(1);
+        if self.paused > 0 {
+            return String::new();
+        }
+        let mut out: String = std::mem::take(&mut self.held).into_iter().map(|l| format!("{l}\n")).collect();
+        if let Some(bar) = self.bar.clone() {
+            out.push_str(&self.draw_bar(bar));
+        }
+        out
+    }
+}
+
+/// Prints `line` on stderr without garbling a progress bar being drawn (it goes above the bar),
+/// or after the prompt being shown.
+pub(crate) fn print_line(line: String) {
+    let mut s = screen();
+    let out = s.print_above(line);
+    write_stderr(&out);
 }
 
 /// Keeps progress off stderr while it lives (an interactive prompt is being shown).
@@ -99,7 +152,8 @@ pub(crate) struct Pause(());
 pub(crate) fn pause() -> Pause {
     let mut s = screen();
     s.paused += 1;
-    s.erase();
+    let out = s.erase();
+    write_stderr(&out);
     Pause(())
 }
 
@@ -113,7 +167,8 @@ pub(crate) fn interrupted() {
     if s.paused > 0 {
         write_stderr("\n");
     } else {
-        s.erase();
+        let out = s.erase();
+        write_stderr(&out);
     }
     s.paused += 1;
 }
@@ -121,15 +176,8 @@ pub(crate) fn interrupted() {
 impl Drop for Pause {
     fn drop(&mut self) {
         let mut s = screen();
-        s.paused = s.paused.saturating_sub(1);
-        if s.paused == 0 {
-            for line in std::mem::take(&mut s.held) {
-                write_stderr(&format!("{line}\n"));
-            }
-            if let Some(bar) = s.bar.clone() {
-                s.draw_bar(bar);
-            }
-        }
+        let out = s.resume();
+        write_stderr(&out);
     }
 }
 
@@ -165,9 +213,15 @@ impl Tracker {
                 Style::Off => {}
                 Style::Bar => {
                     let n = frame.fetch_add(1, Ordering::Relaxed);
-                    screen().draw_bar(bar_line(p, n, terminal_width()));
+                    let mut s = screen();
+                    let out = s.draw_bar(bar_line(p, n, terminal_width()));
+                    write_stderr(&out);
                 }
-                Style::Lines => screen().print_line(plain_line(p)),
+                Style::Lines => {
+                    let mut s = screen();
+                    let out = s.print_line(plain_line(p));
+                    write_stderr(&out);
+                }
             }
         })
     }
@@ -179,7 +233,8 @@ impl Drop for Tracker {
         if self.style == Style::Bar {
             let mut s = screen();
             s.bar = None;
-            s.erase();
+            let out = s.erase();
+            write_stderr(&out);
         }
     }
 }
@@ -277,6 +332,26 @@ mod tests {
         assert!(full.ends_with("100%"), "{full}");
         let long = bar_line(&params(1.0, Some(2.0), Some(&"x".repeat(200))), 0, 40);
         assert_eq!(long.chars().count(), 39);
+    }
+
+    #[test]
+    fn the_bar_is_drawn_with_autowrap_off() {
+        let mut s = Screen::default();
+        assert_eq!(s.draw_bar("[##--] 1/2".into()), "\r\x1b[2K\x1b[?7l[##--] 1/2\x1b[?7h");
+        assert_eq!(s.erase(), "\r\x1b[2K");
+        assert_eq!(s.erase(), "", "nothing drawn any more");
+    }
+
+    #[test]
+    fn a_line_goes_above_the_bar_or_waits_for_the_prompt() {
+        let mut s = Screen::default();
+        assert_eq!(s.print_above("[info] a".into()), "[info] a\n");
+        let _ = s.draw_bar("bar".into());
+        assert_eq!(s.print_above("[info] b".into()), "\r\x1b[2K[info] b\n\r\x1b[2K\x1b[?7lbar\x1b[?7h");
+        s.paused += 1;
+        let _ = s.erase();
+        assert_eq!(s.print_above("[info] c".into()), "");
+        assert_eq!(s.resume(), "[info] c\n\r\x1b[2K\x1b[?7lbar\x1b[?7h");
     }
 
     #[test]

@@ -13,6 +13,8 @@ use mcp_client::{Client, ClientBuilder, ClientError};
 use mcp_types::ProtocolVersion;
 use serde_json::{Map, Value};
 
+use crate::server_log::LogLevel;
+
 /// Options shared by every client command.
 #[derive(clap::Args, Debug)]
 pub(crate) struct TargetArgs {
@@ -54,6 +56,10 @@ pub(crate) struct TargetArgs {
     /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
     #[arg(long)]
     pub(crate) progress: bool,
+    /// Ask the server for its log messages at LEVEL and above, and show them on stderr as
+    /// `[level] logger: data` lines (`off`: ask for none).
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Warning)]
+    pub(crate) log_level: LogLevel,
     /// The server command line (stdio transport), after `--`.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -187,7 +193,11 @@ fn config_entry(text: &str, path: &Path, name: &str) -> anyhow::Result<ServerEnt
         bail!("invalid config {file}: \"mcpServers\" must be an object");
     };
     let Some(entry) = servers.get(name) else {
-        bail!("no server {name:?} in {file}");
+        if servers.is_empty() {
+            bail!("no server {name:?} in {file}; it has none");
+        }
+        let names: Vec<&str> = servers.keys().map(String::as_str).collect();
+        bail!("no server {name:?} in {file}; it has: {}", names.join(", "));
     };
     ServerEntry::decode(entry).map_err(|e| anyhow!("server {name:?} in {file}: {e}"))
 }
@@ -361,6 +371,9 @@ impl TargetArgs {
             builder = builder.pin_version(version);
         }
         builder = builder.handlers(crate::interactive::handlers(self)?);
+        if let Some(level) = self.log_level.level() {
+            builder = builder.log_level(level);
+        }
         if let Some(timeout) = self.timeout {
             // A hard limit on every request, that progress notifications do not extend.
             builder = builder
@@ -474,7 +487,9 @@ mod tests {
         let error = format!("{:#}", config_entry(text, path, "bad").unwrap_err());
         assert!(error.starts_with("server \"bad\" in c.json: \"command\" must be a string"), "{error}");
         let error = format!("{:#}", config_entry(text, path, "other").unwrap_err());
-        assert_eq!(error, "no server \"other\" in c.json");
+        assert_eq!(error, "no server \"other\" in c.json; it has: bad, good");
+        let error = format!("{:#}", config_entry(r#"{"mcpServers": {}}"#, path, "x").unwrap_err());
+        assert_eq!(error, "no server \"x\" in c.json; it has none");
         let error = format!("{:#}", config_entry(r#"{"servers": {}}"#, path, "x").unwrap_err());
         assert!(error.contains("no \"mcpServers\" object"), "{error}");
     }

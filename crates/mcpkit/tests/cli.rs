@@ -35,11 +35,39 @@ fn usage_errors_exit_2_with_one_message() {
 
 #[test]
 fn versions_lists_every_revision() {
-    let (code, out, _) = mcpkit(&["versions"], "");
-    assert_eq!(code, 0);
-    assert_eq!(out.lines().next(), Some("2026-07-28  modern"));
-    assert!(out.contains("2025-03-26  legacy (batches)"));
-    assert_eq!(out.lines().count(), 5);
+    // Piped: JSON, with or without --json.
+    for args in [&["versions"][..], &["versions", "--json"]] {
+        let (code, out, err) = mcpkit(args, "");
+        assert_eq!(code, 0, "{err}");
+        let list: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let list = list.as_array().unwrap();
+        assert_eq!(list.len(), 5, "{out}");
+        assert_eq!(list[0], serde_json::json!({"version": "2026-07-28", "era": "modern", "batches": false}));
+        assert!(
+            list.contains(&serde_json::json!({"version": "2025-03-26", "era": "legacy", "batches": true})),
+            "{out}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn versions_on_a_terminal_is_a_text_table() {
+    let out = support::on_a_terminal(support::command(&["versions"]));
+    assert_eq!(out.lines().next(), Some("2026-07-28  modern"), "{out:?}");
+    assert!(out.contains("2025-03-26  legacy (batches)"), "{out:?}");
+    assert_eq!(out.lines().count(), 5, "{out:?}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn versions_on_a_full_disk_is_one_error_line_and_status_2() {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = support::command(&["versions"]).stdin(Stdio::null()).stdout(full).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("mcpkit: cannot write the output: "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
 /// Runs `mcpkit serve --stdio` as a real process, feeds it `input`, closes stdin and returns
@@ -280,7 +308,20 @@ fn man_pages_come_from_the_command_definitions() {
     let (code, out, err) = run(&["man"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.lines().take(5).any(|l| l.starts_with(".TH mcpkit 1")), "{out}");
-    assert!(out.contains(".SH NAME") && out.contains(".SH SUBCOMMANDS"), "{out}");
+    assert!(out.contains(".SH NAME") && out.contains(".SH COMMANDS"), "{out}");
+    // One page documents every command with its own options and examples, in order.
+    let mut from = out.find(".SH COMMANDS").unwrap();
+    for name in subcommands() {
+        let heading = format!(".SS \"mcpkit {name}\"");
+        let at = out[from..].find(&heading).unwrap_or_else(|| panic!("no {heading} after the previous one"));
+        from += at;
+    }
+    let call = &out[out.find(".SS \"mcpkit call\"").unwrap()..];
+    let call = &call[..call[1..].find(".SS ").map_or(call.len(), |n| n + 1)];
+    assert!(call.contains("\\-\\-arg") && call.contains("mcpkit call echo"), "{call}");
+    // The two lines defining \*(Aq once, first; no hyphenation.
+    assert_eq!(out.matches(".ds Aq").count(), 2, "{out}");
+    assert!(out.lines().any(|l| l == ".nh"), "{out}");
 
     let dir = std::env::temp_dir().join(format!("mcpkit-man-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

@@ -110,6 +110,47 @@ fn prompt_poem_with_arg() {
 }
 
 #[test]
+fn the_demo_readme_and_instructions_name_every_tool() {
+    let (code, out, err) = stdio(&["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    let names = tool_names(&json(&out));
+    let (code, out, err) = stdio(&["read", "demo://readme"]);
+    assert_eq!(code, 0, "{err}");
+    let readme = json(&out)["contents"][0]["text"].as_str().unwrap().to_owned();
+    let (code, out, err) = stdio(&["info"]);
+    assert_eq!(code, 0, "{err}");
+    let instructions = json(&out)["instructions"].as_str().unwrap().to_owned();
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_')).map(str::to_owned).collect()
+    };
+    for name in &names {
+        assert!(words(&readme).contains(name), "{name}: {readme}");
+        assert!(words(&instructions).contains(name), "{name}: {instructions}");
+    }
+}
+
+/// The server's log messages are on stderr at --log-level and above (the demo's countdown logs
+/// at info when it ends), in both eras; the default level, warning, leaves info out.
+#[test]
+fn server_log_messages_are_shown_on_stderr() {
+    for version in ["2026-07-28", "2025-11-25"] {
+        let call = ["call", "countdown", "--arg", "seconds=1", "--protocol-version", version];
+        let (code, out, err) = stdio(&[&call[..], &["--log-level", "info"]].concat());
+        assert_eq!(code, 0, "{version}: {err}");
+        assert_eq!(text_of(&json(&out)), "Lift-off!");
+        assert!(err.lines().any(|l| l == "[info] countdown of 1 s finished"), "{version}: {err:?}");
+        assert!(!out.contains("finished"), "{version}: stdout is the result alone: {out}");
+
+        let (code, _, err) = stdio(&call);
+        assert_eq!(code, 0, "{version}: {err}");
+        assert!(!err.contains("countdown of"), "{version}: {err:?}");
+        let (code, _, err) = stdio(&[&call[..], &["--log-level", "off"]].concat());
+        assert_eq!(code, 0, "{version}: {err}");
+        assert!(!err.contains("countdown of"), "{version}: {err:?}");
+    }
+}
+
+#[test]
 fn info_reports_era_version_and_server() {
     let (code, out, err) = stdio(&["info"]);
     assert_eq!(code, 0, "{err}");
@@ -156,6 +197,16 @@ fn complete_prompt_and_template_arguments() {
     let (code, out, err) = stdio(&["complete", "--resource", "demo://notes/{id}", "id"]);
     assert_eq!(code, 0, "{err}");
     assert!(json(&out)["completion"]["values"].as_array().is_some());
+
+    // No completions: JSON as the server sent it; on a terminal, a word saying so.
+    let (code, out, err) = stdio(&["complete", "--prompt", "poem", "style", "zz"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["completion"]["values"], serde_json::json!([]));
+    #[cfg(unix)]
+    {
+        let args = ["complete", "--prompt", "poem", "style", "zz", "--", BIN, "serve", "--stdio"];
+        assert_eq!(support::on_a_terminal(support::command(&args)), "(no completions)\n");
+    }
 
     // Neither --prompt nor --resource.
     let (code, _, err) = stdio(&["complete", "style"]);
@@ -268,7 +319,13 @@ fn via_config_file() {
     // An unknown server name is a usage error.
     let (code, _, err) = mcpkit(&["list", "tools", "--config", file, "--server", "nope"]);
     assert_eq!(code, 2);
-    assert!(err.contains("nope"), "{err}");
+    assert_eq!(err, format!("mcpkit: no server \"nope\" in {file}; it has: demo, web\n"));
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, r#"{"mcpServers": {}}"#).unwrap();
+    let empty = empty.to_str().unwrap();
+    let (code, _, err) = mcpkit(&["list", "tools", "--config", empty, "--server", "nope"]);
+    assert_eq!(code, 2);
+    assert_eq!(err, format!("mcpkit: no server \"nope\" in {empty}; it has none\n"));
 
     let _ = std::fs::remove_dir_all(&dir);
 }

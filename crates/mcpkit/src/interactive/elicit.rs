@@ -56,10 +56,7 @@ fn form_dialogue(io: &mut dyn Io, server: &str, p: &ElicitRequestFormParams) -> 
     if !skipped.is_empty() {
         line(io, &format!("  (mcpkit cannot ask for {}; they are left out)", skipped.join(", ")));
     }
-    line(
-        io,
-        "  Enter keeps the [default]; :skip leaves an optional field out; :decline or :cancel at any prompt.",
-    );
+    line(io, &form_help(&fields));
     let mut answers: Answers =
         fields.iter().filter_map(|f| Some((f.name.clone(), f.default.clone()?))).collect();
     loop {
@@ -102,6 +99,20 @@ fn form_dialogue(io: &mut dyn Io, server: &str, p: &ElicitRequestFormParams) -> 
             }
         }
     }
+}
+
+/// What can be typed at the questions of this form: Enter for a default and `:skip` only when
+/// a field has a default or is optional; `:decline` and `:cancel` always.
+fn form_help(fields: &[Field]) -> String {
+    let mut parts = Vec::new();
+    if fields.iter().any(|f| f.default.is_some()) {
+        parts.push("Enter keeps the [default]");
+    }
+    if fields.iter().any(|f| !f.required) {
+        parts.push(":skip leaves an optional field out");
+    }
+    parts.push(":decline or :cancel at any prompt.");
+    format!("  {}", parts.join("; "))
 }
 
 enum Step {
@@ -252,6 +263,36 @@ mod tests {
         assert!(shown.contains("! this field is required"), "{shown}");
         let (result, _) = run(&contact(), &["41", "::colon", "", ""]);
         assert_eq!(result["content"]["name"], ":colon");
+    }
+
+    #[test]
+    fn the_help_line_mentions_only_what_applies() {
+        let help = "  Enter keeps the [default]; :skip leaves an optional field out; :decline or :cancel at any prompt.\n";
+        assert!(run(&contact(), &[]).1.contains(help));
+        let name_only = form(json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"]
+        }));
+        let (_, shown) = run(&name_only, &[]);
+        assert!(shown.contains("about you\n  :decline or :cancel at any prompt.\n"), "{shown}");
+        let optional = form(json!({"type": "object", "properties": {"name": {"type": "string"}}}));
+        let (_, shown) = run(&optional, &[]);
+        assert!(
+            shown.contains("  :skip leaves an optional field out; :decline or :cancel at any prompt.\n"),
+            "{shown}"
+        );
+        assert!(!shown.contains("Enter keeps"), "{shown}");
+        let defaulted = form(json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "default": 3}},
+            "required": ["n"]
+        }));
+        let (_, shown) = run(&defaulted, &[]);
+        assert!(
+            shown.contains("  Enter keeps the [default]; :decline or :cancel at any prompt.\n"),
+            "{shown}"
+        );
     }
 
     #[test]
