@@ -12,6 +12,7 @@ use mcp_types::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::interactive::InteractionArgs;
 use crate::target::TargetArgs;
 use crate::{interactive, output, progress, server_log, signals};
 
@@ -62,6 +63,8 @@ pub(crate) enum ClientCommand {
         #[arg(long = "arg", value_name = "KEY=VALUE")]
         args: Vec<String>,
         #[command(flatten)]
+        interaction: InteractionArgs,
+        #[command(flatten)]
         target: TargetArgs,
     },
     /// Read a resource.
@@ -71,6 +74,8 @@ pub(crate) enum ClientCommand {
     Read {
         /// The resource's URI.
         uri: String,
+        #[command(flatten)]
+        interaction: InteractionArgs,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -84,6 +89,8 @@ pub(crate) enum ClientCommand {
         /// An argument `KEY=VALUE`.
         #[arg(long = "arg", value_name = "KEY=VALUE")]
         args: Vec<String>,
+        #[command(flatten)]
+        interaction: InteractionArgs,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -179,6 +186,20 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
         | ClientCommand::Prompt { target, .. }
         | ClientCommand::Complete { target, .. }
         | ClientCommand::Listen { target, .. } => target,
+    }
+}
+
+/// How the command answers the server's requests: only `call`, `read` and `prompt` make
+/// requests during which the server may ask for something or report progress.
+fn interaction_of(command: &ClientCommand) -> Option<&InteractionArgs> {
+    match command {
+        ClientCommand::Call { interaction, .. }
+        | ClientCommand::Read { interaction, .. }
+        | ClientCommand::Prompt { interaction, .. } => Some(interaction),
+        ClientCommand::Info { .. }
+        | ClientCommand::List { .. }
+        | ClientCommand::Complete { .. }
+        | ClientCommand::Listen { .. } => None,
     }
 }
 
@@ -296,7 +317,7 @@ async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
     // Caught before a stdio server is started: from here on, a signal stops it (see `signals`).
     let mut signals = signals::Signals::catch().context("cannot catch signals")?;
     let client = tokio::select! {
-        client = target.connect() => client?,
+        client = target.connect(interaction_of(&command)) => client?,
         // Dropping the connection attempt drops its transport, which stops the child.
         code = signals.next() => return Ok(interrupted(code)),
     };
@@ -357,37 +378,37 @@ async fn execute(
             };
             output::print(json, &value, output::list)?;
         }
-        ClientCommand::Call { tool, target, .. } => {
+        ClientCommand::Call { tool, interaction, target, .. } => {
             let (mut arguments, typed) = call_arguments;
             fit_to_schema(client, tool, &mut arguments, &typed).await;
             let mut params = mcp_types::CallToolRequestParams::new(tool);
             params.arguments = arguments.as_object().cloned();
-            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.call_tool_raw_with(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (result, raw) = result.map_err(|e| interactive::explain(e, target))?;
+            let (result, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
             let failed = result.is_error == Some(true);
             output::print_raw(json, &raw, output::call)?;
             if failed {
                 return Ok(ExitCode::from(1));
             }
         }
-        ClientCommand::Read { uri, target, .. } => {
+        ClientCommand::Read { uri, interaction, target, .. } => {
             let params = mcp_types::ReadResourceRequestParams::new(uri);
-            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result =
                 client.request_raw::<ReadResource>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
+            let (_, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
             output::print_raw(json, &raw, output::read)?;
         }
-        ClientCommand::Prompt { name, target, .. } => {
+        ClientCommand::Prompt { name, interaction, target, .. } => {
             let mut params = mcp_types::GetPromptRequestParams::new(name);
             params.arguments = (!prompt_arguments.is_empty()).then_some(prompt_arguments);
-            let progress = progress::Tracker::new(progress::Style::detect(target.progress));
+            let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.request_raw::<GetPrompt>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, target))?;
+            let (_, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
             output::print_raw(json, &raw, output::prompt)?;
         }
         ClientCommand::Complete { prompt, resource, argument, value, .. } => {

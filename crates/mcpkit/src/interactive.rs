@@ -1,5 +1,7 @@
 //! What the CLI answers when a server asks for something: elicitation and sampling at the
 //! prompt (questions on stderr, answers on stdin, one dialogue at a time), roots from `--root`.
+//! Only `call`, `read` and `prompt` take these options ([`InteractionArgs`]): the server asks
+//! while it handles one of their requests; the other client commands declare no such capability.
 //!
 //! Prompting happens when stdin and stderr are terminals, or with `--interactive` (stdin may
 //! then be a pipe: that is how scripts answer); `--no-input` never prompts. Without prompting
@@ -19,8 +21,29 @@ use anyhow::{Context, anyhow};
 use mcp_client::{ClientError, Handlers};
 use mcp_types::{ErrorObject, ListRootsResult, MissingRequiredClientCapabilityData, Root, error::code};
 
-use crate::target::TargetArgs;
 use console::Console;
+
+/// How `call`, `read` and `prompt` answer what the server asks while it handles their request,
+/// and show its progress.
+#[derive(clap::Args, Debug)]
+pub(crate) struct InteractionArgs {
+    /// Answer the server's questions (elicitation, sampling) on stdin even when it is not a
+    /// terminal (prompts go to stderr).
+    #[arg(long, conflicts_with = "no_input", help_heading = INTERACTION)]
+    pub(crate) interactive: bool,
+    /// Never prompt, not even on a terminal: the server sees no elicitation or sampling support.
+    #[arg(long, help_heading = INTERACTION)]
+    pub(crate) no_input: bool,
+    /// Share this directory or file with the server as a root (repeatable).
+    #[arg(long = "root", value_name = "PATH", help_heading = INTERACTION)]
+    pub(crate) roots: Vec<PathBuf>,
+    /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
+    #[arg(long, help_heading = INTERACTION)]
+    pub(crate) progress: bool,
+}
+
+/// The `--help` heading of [`InteractionArgs`].
+const INTERACTION: &str = "Interaction";
 
 /// Whether to prompt: never with `--no-input`, always with `--interactive`, else when both
 /// stdin and stderr are terminals.
@@ -28,21 +51,22 @@ pub(crate) fn enabled(interactive: bool, no_input: bool) -> bool {
     !no_input && (interactive || (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()))
 }
 
-/// The handlers for a client command: prompts when [`enabled`], roots from `--root`.
-pub(crate) fn handlers(target: &TargetArgs) -> anyhow::Result<Handlers> {
+/// The handlers for `call`, `read` or `prompt`: prompts when [`enabled`], roots from `--root`.
+/// `server` is how prompts name the server.
+pub(crate) fn handlers(interaction: &InteractionArgs, server: &str) -> anyhow::Result<Handlers> {
     let mut handlers = Handlers::default();
-    if !target.roots.is_empty() {
-        let roots = roots(&target.roots)?;
+    if !interaction.roots.is_empty() {
+        let roots = roots(&interaction.roots)?;
         handlers = handlers.on_roots(false, move || {
             let roots = roots.clone();
             async move { Ok(roots) }
         });
     }
-    if !enabled(target.interactive, target.no_input) {
+    if !enabled(interaction.interactive, interaction.no_input) {
         return Ok(handlers);
     }
     let console = Console::start().context("cannot start the prompt thread")?;
-    let server = target.server_label();
+    let server = server.to_owned();
     let (c, s) = (console.clone(), server.clone());
     handlers = handlers.on_elicit(true, move |params| {
         let (console, server) = (c.clone(), s.clone());
@@ -97,14 +121,14 @@ pub(crate) fn roots(paths: &[PathBuf]) -> anyhow::Result<ListRootsResult> {
 
 /// A client error with advice when the server needed something this command did not offer
 /// (it answered "missing required client capability" naming elicitation, sampling or roots).
-pub(crate) fn explain(error: ClientError, target: &TargetArgs) -> anyhow::Error {
+pub(crate) fn explain(error: ClientError, interaction: &InteractionArgs) -> anyhow::Error {
     let needed = error
         .error_object()
         .filter(|e| e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY)
         .and_then(|e| e.data_as::<MissingRequiredClientCapabilityData>())
         .map(|d| d.required_capabilities);
     let Some(needed) = needed else { return error.into() };
-    let prompting = enabled(target.interactive, target.no_input);
+    let prompting = enabled(interaction.interactive, interaction.no_input);
     let mut asks = Vec::new();
     if needed.elicitation.is_some() && !prompting {
         asks.push("to ask you questions (elicitation)");
@@ -114,14 +138,14 @@ pub(crate) fn explain(error: ClientError, target: &TargetArgs) -> anyhow::Error 
     }
     let mut advice = Vec::new();
     if !asks.is_empty() {
-        let how = if target.no_input {
+        let how = if interaction.no_input {
             "which --no-input forbids"
         } else {
             "which mcpkit does on a terminal, or with --interactive to answer on stdin"
         };
         advice.push(format!("the server wants {}, {how}", asks.join(" and ")));
     }
-    if needed.roots.is_some() && target.roots.is_empty() {
+    if needed.roots.is_some() && interaction.roots.is_empty() {
         advice.push("the server wants roots: share directories with --root PATH".to_owned());
     }
     if advice.is_empty() {

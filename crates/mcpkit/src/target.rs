@@ -13,57 +13,51 @@ use mcp_client::{Client, ClientBuilder, ClientError};
 use mcp_types::ProtocolVersion;
 use serde_json::{Map, Value};
 
+use crate::interactive::InteractionArgs;
 use crate::server_log::LogLevel;
 
-/// Options shared by every client command.
+/// Options shared by every client command: which server, and how to talk to it. How `call`,
+/// `read` and `prompt` answer the server's own requests is [`InteractionArgs`].
 #[derive(clap::Args, Debug)]
 pub(crate) struct TargetArgs {
     /// Connect to this Streamable HTTP (or HTTP+SSE) endpoint.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "command"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["server", "command"], help_heading = CONNECTION)]
     url: Option<String>,
     /// Connect to this server of the config file's `mcpServers`.
-    #[arg(long, value_name = "NAME", conflicts_with = "command")]
+    #[arg(long, value_name = "NAME", conflicts_with = "command", help_heading = CONNECTION)]
     server: Option<String>,
     /// The `mcpServers` config file (default: $MCPKIT_CONFIG, else
     /// $XDG_CONFIG_HOME/mcpkit/config.json, else ~/.config/mcpkit/config.json).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = CONNECTION)]
     config: Option<PathBuf>,
     /// Give up on each request after this many seconds (more than 0), a hard limit that the
     /// server's progress notifications do not extend. Without it, the client's defaults apply:
     /// a request fails after 300 s without an answer, each progress notification restarting
     /// that wait, and after 1 hour in any case.
-    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout, help_heading = CONNECTION)]
     timeout: Option<Duration>,
     /// Speak only this protocol revision (no era detection).
-    #[arg(long, value_name = "REV")]
+    #[arg(long, value_name = "REV", help_heading = CONNECTION)]
     protocol_version: Option<ProtocolVersion>,
     /// Print JSON (the default when stdout is not a terminal): results exactly as the server
     /// sent them; for `list`, the items of every page in one document.
     #[arg(long)]
     pub(crate) json: bool,
-    #[command(flatten)]
+    // The heading stays set after the flatten: every field below names its own.
+    #[command(flatten, next_help_heading = CONNECTION)]
     pub(crate) oauth: crate::login::OAuthArgs,
-    /// Answer the server's questions (elicitation, sampling) on stdin even when it is not a
-    /// terminal (prompts go to stderr).
-    #[arg(long, conflicts_with = "no_input")]
-    pub(crate) interactive: bool,
-    /// Never prompt, not even on a terminal: the server sees no elicitation or sampling support.
-    #[arg(long)]
-    pub(crate) no_input: bool,
-    /// Share this directory or file with the server as a root (repeatable).
-    #[arg(long = "root", value_name = "PATH")]
-    pub(crate) roots: Vec<PathBuf>,
-    /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
-    #[arg(long)]
-    pub(crate) progress: bool,
     /// Ask the server for its log messages at LEVEL and above, and show them on stderr as
     /// `[level] logger: data` lines (`off`: ask for none).
-    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Warning)]
+    #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Warning, help_heading = CONNECTION)]
     pub(crate) log_level: LogLevel,
     /// The server command line (stdio transport), after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
+    #[arg(last = true, value_name = "COMMAND", help_heading = CONNECTION)]
     command: Vec<String>,
 }
+
+/// The `--help` heading of the options that say which server and how to connect to it (all of
+/// [`TargetArgs`] but `--json`, which is about the output).
+const CONNECTION: &str = "Connection";
 
 /// What a client command connects to.
 enum Target {
@@ -363,14 +357,18 @@ impl TargetArgs {
         }
     }
 
-    /// Connects to the chosen server.
-    pub(crate) async fn connect(&self) -> anyhow::Result<Client> {
+    /// Connects to the chosen server. With `interaction` (`call`, `read`, `prompt`), the client
+    /// answers the server's elicitation, sampling and roots requests as it says; without it, the
+    /// client registers no handlers, so it declares none of those capabilities.
+    pub(crate) async fn connect(&self, interaction: Option<&InteractionArgs>) -> anyhow::Result<Client> {
         let target = self.target()?;
         let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION"));
         if let Some(version) = self.protocol_version {
             builder = builder.pin_version(version);
         }
-        builder = builder.handlers(crate::interactive::handlers(self)?);
+        if let Some(interaction) = interaction {
+            builder = builder.handlers(crate::interactive::handlers(interaction, &self.server_label())?);
+        }
         if let Some(level) = self.log_level.level() {
             builder = builder.log_level(level);
         }

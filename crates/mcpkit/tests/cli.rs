@@ -286,6 +286,33 @@ fn every_subcommand_help_has_examples() {
 }
 
 #[test]
+fn interaction_options_belong_to_the_commands_that_use_them() {
+    let interaction = ["--interactive", "--no-input", "--root", "--progress"];
+    // Only during call, read and prompt may the server ask for something or report progress.
+    for name in ["call", "read", "prompt"] {
+        let (code, out, err) = run(&[name, "--help"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains("\nInteraction:\n") && out.contains("\nConnection:\n"), "{name}:\n{out}");
+        for flag in interaction {
+            assert!(out.contains(flag), "{flag} missing from {name} --help:\n{out}");
+        }
+    }
+    for name in ["info", "list", "complete", "listen"] {
+        let (code, out, err) = run(&[name, "--help"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains("\nConnection:\n") && !out.contains("Interaction:"), "{name}:\n{out}");
+        for flag in interaction {
+            assert!(!out.contains(flag), "{flag} in {name} --help:\n{out}");
+        }
+    }
+    let (code, out, err) = run(&["info", "--interactive", "--", BIN, "serve", "--stdio"]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("mcpkit: unexpected argument '--interactive' found"), "{err}");
+    assert!(err.trim_end().ends_with("(see 'mcpkit info --help')"), "{err}");
+}
+
+#[test]
 fn completions_come_from_the_command_definitions() {
     let (code, out, err) = run(&["completions", "bash"]);
     assert_eq!(code, 0, "{err}");
