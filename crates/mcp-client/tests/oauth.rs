@@ -746,6 +746,10 @@ async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged
     let authorized = auth.authorized.lock().unwrap().clone();
     assert_eq!(authorized[..3], ["POST", "POST", "GET"]);
     assert_eq!(authorized.last().map(String::as_str), Some("DELETE"));
+    // One flow (the refusal); handing out headers is not one, else every request would restart
+    // its own timeout clock.
+    assert_eq!(transport.authorization_steps(), 1);
+    assert!(!transport.authorizing());
 }
 
 #[tokio::test]

@@ -39,7 +39,7 @@ pub(crate) struct HttpCore {
     headers: RwLock<HeaderMap>,
     /// How many requests are in an authorization step (see [`HttpCore::authorizing`]).
     authorizing: AtomicUsize,
-    /// How many authorization steps have started.
+    /// How many authorization flows (after a refusal) have started.
     steps: AtomicU64,
 }
 
@@ -47,10 +47,17 @@ pub(crate) struct HttpCore {
 struct Authorizing<'a>(&'a AtomicUsize);
 
 impl<'a> Authorizing<'a> {
-    fn start(core: &'a HttpCore) -> Self {
-        core.steps.fetch_add(1, Ordering::AcqRel);
+    /// Waiting for the headers: usually immediate (a token in hand), long only while another
+    /// request's flow runs — which that flow's [`Authorizing::flow`] counts as a step.
+    fn headers(core: &'a HttpCore) -> Self {
         core.authorizing.fetch_add(1, Ordering::AcqRel);
         Authorizing(&core.authorizing)
+    }
+
+    /// Obtaining a new token after a refusal: a step (see [`HttpCore::authorization_steps`]).
+    fn flow(core: &'a HttpCore) -> Self {
+        core.steps.fetch_add(1, Ordering::AcqRel);
+        Self::headers(core)
     }
 }
 
@@ -92,7 +99,8 @@ impl HttpCore {
         self.authorizing.load(Ordering::Acquire) > 0
     }
 
-    /// How many authorization steps have started so far.
+    /// How many authorization flows (after a refusal) have started so far. Handing out the
+    /// headers of a request is not one: otherwise every request would restart its own clock.
     pub(crate) fn authorization_steps(&self) -> u64 {
         self.steps.load(Ordering::Acquire)
     }
@@ -128,7 +136,7 @@ impl HttpCore {
         let mut attempts = 0;
         loop {
             // Getting the headers may wait for another request's authorization flow.
-            let authorizing = Authorizing::start(self);
+            let authorizing = Authorizing::headers(self);
             let mut presented = auth
                 .authorize(&method, url)
                 .await
@@ -153,7 +161,7 @@ impl HttpCore {
                 return Err(error);
             }
             attempts += 1;
-            let authorizing = Authorizing::start(self);
+            let authorizing = Authorizing::flow(self);
             let cured = auth.refused(&refusal).await;
             drop(authorizing);
             match cured {
