@@ -111,3 +111,20 @@ impl ClientError {
         ClientError::Transport { error, outcome }
     }
 }
+
+/// `error` followed by its sources on one line (`error sending request: client error (Connect):
+/// tcp connect error: Connection refused (os error 111)`), each source left out when the text
+/// so far already says it (many errors repeat their source in their own message).
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let said = cause.to_string();
+        if !said.is_empty() && !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = cause.source();
+    }
+    text
+}

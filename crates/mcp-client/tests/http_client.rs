@@ -5,13 +5,15 @@
 //! the password of a URL never shows in errors, `Debug` output or logs.
 #![cfg(feature = "http")]
 
-use std::io::Write;
+mod capture;
+
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
+use capture::Captured;
 use http::Method;
 use mcp_client::transport::TransportError;
 use mcp_client::transport::http::{HttpConfig, HttpSseTransport};
@@ -257,31 +259,11 @@ async fn answers_that_are_not_mcp_say_what_they_are() {
     }
 }
 
-/// Everything a fmt subscriber wrote, as text.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 // Single-threaded: the thread-local subscriber sees the transport's tasks too.
 #[tokio::test(flavor = "current_thread")]
 async fn url_passwords_never_show_in_errors_debug_output_or_logs() {
     let captured = Captured::default();
-    let sink = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("mcp_client=trace"))
-        .with_ansi(false)
-        .with_writer(move || sink.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = captured.install("mcp_client=trace");
 
     // An invalid URL, and a refused connection.
     let refused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -315,7 +297,7 @@ async fn url_passwords_never_show_in_errors_debug_output_or_logs() {
     assert!(!debug.contains("hunter2"), "{debug}");
     client.close().await;
 
-    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+    let logs = captured.text();
     assert!(logs.contains("connected"), "the connection is logged: {logs}");
     assert!(logs.contains("me:***@"), "{logs}");
     assert!(!logs.contains("hunter2"), "{logs}");

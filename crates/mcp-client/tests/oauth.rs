@@ -8,10 +8,12 @@
 #[path = "oauth/support.rs"]
 mod support;
 
-use std::io::Write;
+mod capture;
+
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
+use capture::Captured;
 use mcp_auth::jose::SigningKey;
 use mcp_client::auth::{AuthError, DpopPolicy, Grant, OAuthClient, PreRegistered};
 use mcp_client::reqwest::header::{AUTHORIZATION, HeaderMap};
@@ -556,30 +558,10 @@ async fn dpop_binds_the_token_and_follows_both_nonces() {
     assert_ne!(proofs[1], proofs[2], "a fresh proof per request");
 }
 
-/// A writer into a shared buffer, for the captured logs.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn tokens_travel_only_in_the_authorization_header_and_are_never_logged() {
     let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
+    let subscriber = captured.subscriber("trace");
     // Global (the only test here that installs one): the flows run on tasks, and other tests
     // running at the same time log into the same capture, which they must not leak into either.
     tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
@@ -609,7 +591,7 @@ async fn tokens_travel_only_in_the_authorization_header_and_are_never_logged() {
             assert!(!seen.body.contains("secret"), "an MCP body carries a credential");
         }
     }
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(logs.contains("token obtained"), "the capture works: {logs}");
     assert!(!logs.contains("-secret"), "a credential was logged");
 }

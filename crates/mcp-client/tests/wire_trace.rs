@@ -6,57 +6,27 @@
 //! tasks and nothing of the other tests.
 #![cfg(feature = "http")]
 
+mod capture;
 #[allow(dead_code)]
 #[path = "oauth/support.rs"]
 mod support;
 
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::response::IntoResponse;
+use capture::Captured;
 use http::{HeaderMap, StatusCode, header};
 use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
 use mcp_client::{ClientBuilder, WIRE_TARGET};
 use mcp_types::ProtocolVersion;
 use serde_json::{Value, json};
 
-/// Everything a fmt subscriber wrote, as text.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-
-    /// The messages of the wire events, in order.
-    fn wire_lines(&self) -> Vec<String> {
-        let marker = format!("{WIRE_TARGET}: ");
-        self.text().lines().filter_map(|l| l.split_once(&marker).map(|(_, m)| m.to_owned())).collect()
-    }
-
-    /// Installs a subscriber writing every event `filter` lets through to this buffer.
-    fn install(&self, filter: &str) -> tracing::subscriber::DefaultGuard {
-        let sink = self.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_ansi(false)
-            .with_writer(move || sink.clone())
-            .finish();
-        tracing::subscriber::set_default(subscriber)
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+/// The messages of the wire events, in order.
+fn wire_lines(captured: &Captured) -> Vec<String> {
+    let marker = format!("{WIRE_TARGET}: ");
+    captured.text().lines().filter_map(|l| l.split_once(&marker).map(|(_, m)| m.to_owned())).collect()
 }
 
 /// The bodies of what the raw server received.
@@ -115,7 +85,7 @@ async fn every_message_is_traced_exactly_with_http_status_lines_and_no_credentia
     client.close().await;
     server.abort();
 
-    let lines = captured.wire_lines();
+    let lines = wire_lines(&captured);
     let sent: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("-> ")).collect();
     let received: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("<- ")).collect();
     // What went out is exactly what the server received, in order.
@@ -172,7 +142,7 @@ async fn oauth_tokens_codes_and_verifiers_never_reach_the_logs() {
     assert!(!text.contains("code="), "{text}");
 
     // The exchanges themselves are there, as status lines.
-    let lines = captured.wire_lines();
+    let lines = wire_lines(&captured);
     let issuer = world.auth.issuer();
     let mcp = world.mcp_url();
     for expected in [

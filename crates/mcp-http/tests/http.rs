@@ -375,6 +375,21 @@ async fn legacy_get_streams_carry_keep_alives_and_end_with_their_session() {
     }
 }
 
+/// `serve_until` on a free port with `tools`, until the returned sender fires (or drops).
+async fn serve_until_stopped(
+    tools: Tools,
+    grace: Duration,
+) -> (std::net::SocketAddr, tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<std::io::Result<()>>) {
+    let server = Server::builder("http-test", "1").tools(tools).build().unwrap();
+    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = bound.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = async move {
+        let _ = stopped.await;
+    };
+    (addr, stop, tokio::spawn(mcp_http::serve_until(server, bound, None, shutdown, grace)))
+}
+
 async fn slow(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
     tokio::time::sleep(Duration::from_millis(300)).await;
     text
@@ -382,20 +397,8 @@ async fn slow(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
 
 #[tokio::test]
 async fn graceful_shutdown_finishes_requests_in_flight_and_refuses_new_connections() {
-    let server =
-        Server::builder("http-test", "1").tools(Tools::new().add("slow", "Slow", slow)).build().unwrap();
-    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = bound.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(mcp_http::serve_until(
-        server,
-        bound,
-        None,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_secs(30),
-    ));
+    let (addr, stop, serving) =
+        serve_until_stopped(Tools::new().add("slow", "Slow", slow), Duration::from_secs(30)).await;
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":"slow","arguments":{{"text":"finished"}}}}}}"#
     );
@@ -426,20 +429,8 @@ async fn graceful_shutdown_finishes_requests_in_flight_and_refuses_new_connectio
 
 #[tokio::test]
 async fn graceful_shutdown_cuts_long_lived_streams_after_the_grace_period() {
-    let server =
-        Server::builder("http-test", "1").tools(Tools::new().add("echo", "Echo", echo)).build().unwrap();
-    let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = bound.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(mcp_http::serve_until(
-        server,
-        bound,
-        None,
-        async move {
-            let _ = stopped.await;
-        },
-        Duration::from_millis(200),
-    ));
+    let (addr, stop, serving) =
+        serve_until_stopped(Tools::new().add("echo", "Echo", echo), Duration::from_millis(200)).await;
     let r = initialize_legacy(addr).await;
     let session = r.header("mcp-session-id").expect("a session id").to_owned();
     // A GET stream stays open until the session ends.

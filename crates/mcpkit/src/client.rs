@@ -171,7 +171,7 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
 
 /// The error and its causes on one line, made safe for the terminal (a server's error message
 /// is part of it).
-fn one_line(e: &anyhow::Error) -> String {
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
     let text = format!("{e:#}");
     let text = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
     crate::terminal::line(&text).into_owned()

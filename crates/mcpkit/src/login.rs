@@ -159,7 +159,7 @@ impl Authorization {
                     anyhow::anyhow!(
                         "cannot reach {}: {}",
                         redact_url(url.as_str()),
-                        with_causes(&e.without_url())
+                        mcp_client::error::with_causes(&e.without_url())
                     )
                 })?;
             let status = response.status().as_u16();
@@ -408,34 +408,12 @@ fn html_escape(text: &str) -> String {
     out
 }
 
-/// An error followed by its sources (`error sending request: ...: Connection refused`), each
-/// one left out when the text so far already says it.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !said.is_empty() && !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-/// The error and its causes on one line.
-fn one_line(e: &anyhow::Error) -> String {
-    let text = format!("{e:#}");
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
-}
-
 fn block_on(work: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
     let result = tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(work));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mcpkit: {}", one_line(&e));
+            eprintln!("mcpkit: {}", crate::client::one_line(&e));
             ExitCode::from(2)
         }
     }

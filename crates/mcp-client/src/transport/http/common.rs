@@ -241,18 +241,7 @@ pub(crate) fn send_error(e: reqwest::Error) -> TransportError {
 /// error: Connection refused (os error 111)`), without the URL (its user information and
 /// query may carry credentials). A cause that only repeats what is already said is left out.
 pub(crate) fn error_text(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if !said.is_empty() && !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        source = cause.source();
-    }
-    text
+    crate::error::with_causes(&e.without_url())
 }
 
 /// The media type of an answer, lower-cased, without parameters.
