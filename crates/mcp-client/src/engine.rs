@@ -232,8 +232,8 @@ impl Engine {
             match tokio::time::timeout_at(at, sending.as_mut()).await {
                 Ok(sent) => break sent,
                 // Time spent authorizing (a user in a browser, perhaps) does not count: when
-                // a step runs, or ran since the clocks last started, they start again (the
-                // hard one included).
+                // a step runs, or started or ended since the clocks last started, they start
+                // again (the hard one included).
                 Err(_) if self.transport.authorizing() || self.transport.authorization_steps() != steps => {
                     steps = self.transport.authorization_steps();
                     let now = tokio::time::Instant::now();

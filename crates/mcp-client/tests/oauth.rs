@@ -728,9 +728,9 @@ async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged
     let authorized = auth.authorized.lock().unwrap().clone();
     assert_eq!(authorized[..3], ["POST", "POST", "GET"]);
     assert_eq!(authorized.last().map(String::as_str), Some("DELETE"));
-    // One flow (the refusal); handing out headers is not one, else every request would restart
-    // its own timeout clock.
-    assert_eq!(transport.authorization_steps(), 1);
+    // One flow (the refusal): its start and its end. Handing out headers is not a step, else
+    // every request would restart its own timeout clock.
+    assert_eq!(transport.authorization_steps(), 2);
     assert!(!transport.authorizing());
 }
 

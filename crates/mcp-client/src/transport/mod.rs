@@ -198,12 +198,14 @@ pub trait Transport: Send + Sync + 'static {
     /// Whether an authorization step is running right now (HTTP: obtaining a token after a
     /// refusal, which may wait for a user in a browser). The client's timeouts do not run out
     /// while it is: a request's clock restarts when its deadline passes during one, or after
-    /// one that started since the clock last started (see [`Transport::authorization_steps`]).
+    /// one that started or ended since the clock last started (see
+    /// [`Transport::authorization_steps`]).
     fn authorizing(&self) -> bool {
         false
     }
 
-    /// How many authorization steps have started so far (a counter that only grows).
+    /// How many times an authorization step started or ended so far (a counter that only
+    /// grows): a deadline that passes after a step ended, however shortly, sees the change.
     fn authorization_steps(&self) -> u64 {
         0
     }

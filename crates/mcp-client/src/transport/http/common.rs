@@ -39,31 +39,41 @@ pub(crate) struct HttpCore {
     headers: RwLock<HeaderMap>,
     /// How many requests are in an authorization step (see [`HttpCore::authorizing`]).
     authorizing: AtomicUsize,
-    /// How many authorization flows (after a refusal) have started.
+    /// How many times an authorization flow (after a refusal) started or ended.
     steps: AtomicU64,
 }
 
 /// Counts one request as authorizing for as long as it lives.
-struct Authorizing<'a>(&'a AtomicUsize);
+struct Authorizing<'a> {
+    core: &'a HttpCore,
+    /// A flow after a refusal: its start and its end each count as a step.
+    flow: bool,
+}
 
 impl<'a> Authorizing<'a> {
     /// Waiting for the headers: usually immediate (a token in hand), long only while another
-    /// request's flow runs — which that flow's [`Authorizing::flow`] counts as a step.
+    /// request's flow runs — whose [`Authorizing::flow`] counts the steps.
     fn headers(core: &'a HttpCore) -> Self {
         core.authorizing.fetch_add(1, Ordering::AcqRel);
-        Authorizing(&core.authorizing)
+        Authorizing { core, flow: false }
     }
 
-    /// Obtaining a new token after a refusal: a step (see [`HttpCore::authorization_steps`]).
+    /// Obtaining a new token after a refusal: its start and its end are steps (see
+    /// [`HttpCore::authorization_steps`]).
     fn flow(core: &'a HttpCore) -> Self {
         core.steps.fetch_add(1, Ordering::AcqRel);
-        Self::headers(core)
+        core.authorizing.fetch_add(1, Ordering::AcqRel);
+        Authorizing { core, flow: true }
     }
 }
 
 impl Drop for Authorizing<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        if self.flow {
+            // A deadline that passes right after the flow ended must still see it.
+            self.core.steps.fetch_add(1, Ordering::AcqRel);
+        }
+        self.core.authorizing.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -99,8 +109,9 @@ impl HttpCore {
         self.authorizing.load(Ordering::Acquire) > 0
     }
 
-    /// How many authorization flows (after a refusal) have started so far. Handing out the
-    /// headers of a request is not one: otherwise every request would restart its own clock.
+    /// How many times an authorization flow (after a refusal) started or ended so far. Handing
+    /// out the headers of a request is not one: otherwise every request would restart its own
+    /// clock.
     pub(crate) fn authorization_steps(&self) -> u64 {
         self.steps.load(Ordering::Acquire)
     }
