@@ -47,4 +47,35 @@ while IFS= read -r f; do
   fi
 done < <(find crates -name '*.rs')
 
+# Invariant: the repository stands alone. Nothing tracked refers to the team's working folder
+# beside the repository, climbs out of the repository, or names a machine's absolute path; every
+# document a comment or doc cites is one the repository has. (This file is the only one allowed
+# to spell the patterns.)
+tracked=$(git ls-files -- . ':!scripts/check-architecture.sh' 2>/dev/null || true)
+if [ -n "$tracked" ]; then
+  # shellcheck disable=SC2086
+  if hits=$(grep -nIE '\.\./shared|\bshared/(spec|peers|DECISIONS|CONFORMANCE|STYLE)' $tracked); then
+    echo "invariant broken: these lines refer to a folder outside the repository:" >&2
+    echo "$hits" >&2
+    fail=1
+  fi
+  # shellcheck disable=SC2086
+  if hits=$(grep -nIE '"\.\./\.\./\.\.(/|")|join\("\.\./\.\./\.\.|(^|[^A-Za-z0-9_./:])/(work|root|home)/[A-Za-z]' $tracked); then
+    echo "invariant broken: these lines read a path outside the repository:" >&2
+    echo "$hits" >&2
+    fail=1
+  fi
+  for doc in DECISIONS CONFORMANCE STYLE ARCHITECTURE PERFORMANCE OPERATIONS; do
+    # shellcheck disable=SC2086
+    if grep -qIE "\b$doc\.md" $tracked && [ ! -f "docs/$doc.md" ]; then
+      echo "invariant broken: $doc.md is cited but docs/$doc.md does not exist:" >&2
+      # shellcheck disable=SC2086
+      grep -nIE "\b$doc\.md" $tracked >&2
+      fail=1
+    fi
+  done
+else
+  echo "invariant not checked: not a git checkout (the self-containment check reads git ls-files)" >&2
+fi
+
 exit $fail

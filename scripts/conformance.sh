@@ -2,7 +2,7 @@
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
 # scripts/conformance/package.json and package-lock.json), both legs, for both frozen requirement
 # sets: 2026-07-28 (stateless wire) and 2025-11-25 (initialize/session wire). The server leg tests
-# `conformance-server --http`, the client leg `conformance-client`. See ../shared/CONFORMANCE.md and
+# `conformance-server --http`, the client leg `conformance-client`. See docs/CONFORMANCE.md and
 # scripts/conformance/README.md.
 #
 #   1. Node.js 22 into .cache/node22 (scripts/lib/node22.sh) and the suite into .cache/conformance

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The project's test command: everything CI runs, on a fresh machine, from nothing but a Rust
-# toolchain. `.ci/run` runs exactly this.
+# toolchain and python3 (the repository alone: nothing beside it is read). `.ci/run` runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The specification (schemas and examples) the tests check against lives beside the repository
-# (../shared/spec); MCPKIT_SPEC_DIR can point elsewhere.
-export MCPKIT_SPEC_DIR="${MCPKIT_SPEC_DIR:-$(cd .. && pwd)/shared/spec}"
+# The specification data (schemas and examples) the tests check against lives in spec/;
+# MCPKIT_SPEC_DIR can point at another copy of the same layout.
+export MCPKIT_SPEC_DIR="${MCPKIT_SPEC_DIR:-$(pwd)/spec}"
 if [ ! -f "$MCPKIT_SPEC_DIR/2026-07-28/schema.json" ]; then
   echo "error: the MCP specification was not found at $MCPKIT_SPEC_DIR (set MCPKIT_SPEC_DIR)" >&2
   exit 2
@@ -18,6 +18,10 @@ echo "== lint"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== architecture invariants"
 bash scripts/check-architecture.sh
+echo "== every feature of the library crates, alone and with none"
+bash scripts/check-features.sh
+echo "== the library crates package"
+bash scripts/check-package.sh
 echo "== fuzz targets compile"
 cargo check --manifest-path fuzz/Cargo.toml --locked --quiet
 echo "== interop SDK clients (official Python/TypeScript SDKs, into .cache/)"

@@ -20,7 +20,7 @@ and the exit status is 0 only when every check passed. The server's stderr and t
 diagnostics go to stderr. Environment variables named RUST_* or MCPKIT_* are passed on to the
 server (the SDK otherwise hands a child only a minimal environment).
 
-The fixtures expected are those of the conformance server (shared CONFORMANCE.md section 4).
+The fixtures expected are those of the conformance server (docs/CONFORMANCE.md section 4).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Shared by the TypeScript interop clients (legacy-client.mjs, modern-client.mjs): where the SDK
-// packages are, the fixtures of the conformance server (shared CONFORMANCE.md section 4), and the
+// packages are, the fixtures of the conformance server (docs/CONFORMANCE.md section 4), and the
 // output contract: one JSON line per check on stdout, exit status 0 only when every check passed.
 
 import { readFileSync } from 'node:fs';

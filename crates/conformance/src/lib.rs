@@ -1,5 +1,5 @@
 //! The server the official MCP conformance suite runs against: every fixture tool, resource,
-//! resource template and prompt of `CONFORMANCE.md` §4, for both protocol eras, written only
+//! resource template and prompt of `docs/CONFORMANCE.md` §4, for both protocol eras, written only
 //! against the public API of `mcp-server` and `mcp-types` — as any user of the SDK would.
 //!
 //! [`server`] builds it; the `conformance-server` binary serves it over stdio, and tests build

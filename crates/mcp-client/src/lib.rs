@@ -2,10 +2,12 @@
 //! child process) or HTTP, and finds out which revision by itself.
 //!
 //! ```no_run
+//! # #[cfg(feature = "stdio")]
 //! use mcp_client::transport::stdio::StdioCommand;
 //! use mcp_client::{ClientBuilder, ClientError};
 //! use serde_json::json;
 //!
+//! # #[cfg(feature = "stdio")]
 //! async fn demo() -> Result<(), ClientError> {
 //!     let client = ClientBuilder::new("my-host", "1.0.0")
 //!         .connect_stdio(StdioCommand::new("mcpkit").args(["serve", "--stdio"]))

@@ -1,4 +1,4 @@
-//! Transport settings: the Host/Origin allowlists, the limits of DECISIONS.md, and
+//! Transport settings: the Host/Origin allowlists, the limits of docs/DECISIONS.md, and
 //! authorization.
 
 use std::net::SocketAddr;
@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::auth::AuthConfig;
 
-/// Settings of the Streamable HTTP transport; every limit has the default of DECISIONS.md.
+/// Settings of the Streamable HTTP transport; every limit has the default of docs/DECISIONS.md.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     /// The MCP endpoint path.
@@ -45,7 +45,7 @@ pub struct HttpConfig {
 impl HttpConfig {
     /// Settings for a server bound to `addr`: the allowlists accept the loopback names at
     /// that port (`localhost`, `127.0.0.1`, `[::1]`), which stops DNS rebinding and
-    /// cross-site requests (DECISIONS.md trap 4).
+    /// cross-site requests (docs/DECISIONS.md trap 4).
     pub fn for_bind(addr: SocketAddr) -> Self {
         let port = addr.port();
         let hosts = vec![format!("localhost:{port}"), format!("127.0.0.1:{port}"), format!("[::1]:{port}")];

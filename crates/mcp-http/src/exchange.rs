@@ -1,6 +1,6 @@
 //! One request served over one HTTP exchange: a JSON answer, or an SSE stream when the
 //! handler sends messages of its own (progress, logs, legacy server→client requests) before
-//! its result. The answer belongs to this exchange alone (DECISIONS.md trap 3).
+//! its result. The answer belongs to this exchange alone (docs/DECISIONS.md trap 3).
 
 use std::sync::Arc;
 use std::time::Duration;

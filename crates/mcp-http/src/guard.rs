@@ -1,4 +1,4 @@
-//! The checks every request passes before any work is done for it (DECISIONS.md order:
+//! The checks every request passes before any work is done for it (docs/DECISIONS.md order:
 //! Host 403 → Origin 403 → method 405 → Content-Type 415 → Accept 406 → body size 413).
 
 use http::{HeaderMap, StatusCode, header};
@@ -54,7 +54,7 @@ pub(crate) struct Accepts {
 }
 
 /// Reads `Accept` (wildcards count; no header means anything). `406` only when neither JSON
-/// nor SSE is acceptable (DECISIONS.md).
+/// nor SSE is acceptable (docs/DECISIONS.md).
 pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, Refusal> {
     let mut accepts = Accepts { json: false, sse: false };
     let values: Vec<&str> = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();

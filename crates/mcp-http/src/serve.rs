@@ -1,5 +1,5 @@
 //! Running the transport standalone: an accept loop over hyper with the connection limit and
-//! the header read timeout of DECISIONS.md.
+//! the header read timeout of docs/DECISIONS.md.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -1,4 +1,4 @@
-//! The endpoint: one path serving every era (CONFORMANCE.md §3 dispatch rule).
+//! The endpoint: one path serving every era (docs/CONFORMANCE.md §3, the dispatch rule).
 
 // Early exits return a ready `Response`; boxing it would only add an allocation per refusal.
 #![allow(clippy::result_large_err)]
@@ -86,7 +86,7 @@ pub(crate) async fn endpoint(
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
         return r;
     }
-    // Bearer 401/403 before anything that reads the request (DECISIONS.md order).
+    // Bearer 401/403 before anything that reads the request (docs/DECISIONS.md order).
     let auth = match authenticate(&state, &method, &uri, &headers).await {
         Ok(auth) => auth,
         Err(r) => return r,
@@ -131,7 +131,7 @@ pub(crate) fn check_tool_scopes(
     authenticator.check_tool(authenticated, &name).map_err(|denial| authenticator.refuse(&denial))
 }
 
-/// Another slot for the caller's requests (DECISIONS.md: 16 per principal), or `503`.
+/// Another slot for the caller's requests (docs/DECISIONS.md: 16 per principal), or `503`.
 pub(crate) fn principal_permit(
     state: &HttpState,
     auth: Option<&Authenticated>,

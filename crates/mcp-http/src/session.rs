@@ -74,7 +74,7 @@ impl HttpSession {
     }
 
     /// True when `principal` may use this session: the one that created it (sessions are
-    /// bound to their principal, DECISIONS.md), or anyone when authorization is off.
+    /// bound to their principal, docs/DECISIONS.md), or anyone when authorization is off.
     pub(crate) fn belongs_to(&self, principal: Option<&str>) -> bool {
         self.owner.as_deref() == principal
     }

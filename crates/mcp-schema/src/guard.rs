@@ -2,7 +2,7 @@
 //!
 //! Compiling and validating a schema costs time and memory in proportion to what the schema
 //! expands to, not to its size: a ~2 KB schema whose `$defs` double through `allOf` expands to
-//! 2^30 subschemas (DECISIONS.md trap 2). [`check_complexity`] bounds that expansion without
+//! 2^30 subschemas (docs/DECISIONS.md trap 2). [`check_complexity`] bounds that expansion without
 //! compiling anything, in time and memory roughly linear in the size of the document (which it
 //! bounds first) and the expansion limit.
 
@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// Bounds for [`check_complexity`].
 ///
-/// The defaults are the limits DECISIONS.md sets for a peer-supplied schema.
+/// The defaults are the limits docs/DECISIONS.md sets for a peer-supplied schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest serialized (compact JSON) size in bytes. Default 256 KiB (262,144).

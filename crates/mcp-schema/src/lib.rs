@@ -3,10 +3,10 @@
 //! What this crate does:
 //! * compiles a schema once into a [`Schema`] that validates many instances;
 //! * never dereferences a `$ref` outside the schema itself — the spec forbids fetching network
-//!   `$ref`s, and the `jsonschema` crate's default features would (DECISIONS.md trap 1); an
+//!   `$ref`s, and the `jsonschema` crate's default features would (docs/DECISIONS.md trap 1); an
 //!   unresolvable `$ref` makes the schema invalid instead of silently permissive;
 //! * reports the first violation only, never the full list (listing every error of a hostile
-//!   schema/instance pair can exhaust memory: DECISIONS.md trap 2);
+//!   schema/instance pair can exhaust memory: docs/DECISIONS.md trap 2);
 //! * checks schemas that come from a peer for complexity before compiling them
 //!   ([`check_complexity`]).
 //!
@@ -108,7 +108,7 @@ impl Schema {
     /// schemas compiled with [`Schema::compile`]. Locating an error walks every branch of
     /// `anyOf`/`oneOf`, which a hostile recursive schema can make exponential in the depth of
     /// the instance, so a peer's schema ([`Schema::compile_untrusted`]) gets a violation
-    /// without detail. The full error list is never built (DECISIONS.md trap 2).
+    /// without detail. The full error list is never built (docs/DECISIONS.md trap 2).
     pub fn validate(&self, instance: &Value) -> Result<(), Violation> {
         if self.validator.is_valid(instance) {
             return Ok(());

@@ -1,6 +1,6 @@
 //! One client connection as the server sees it: where its messages go, the legacy session it
 //! opened (if any), and its requests in flight — which makes cancellation by id and the
-//! duplicate-id check local to the connection, never global (DECISIONS.md trap 3).
+//! duplicate-id check local to the connection, never global (docs/DECISIONS.md trap 3).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 //! arguments, prompt name and arguments, resource URI), an expiry, and the answers the client
 //! gave in earlier rounds (the client only sends the current round's answers on each retry).
 //! A state that fails verification, has expired, or belongs to another request is a
-//! JSON-RPC error, never a result (DECISIONS.md).
+//! JSON-RPC error, never a result (docs/DECISIONS.md).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

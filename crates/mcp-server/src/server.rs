@@ -57,7 +57,7 @@ impl Default for CachePolicy {
     }
 }
 
-/// Server settings; every limit has the default of DECISIONS.md.
+/// Server settings; every limit has the default of docs/DECISIONS.md.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     /// Items per page of list results.

@@ -22,7 +22,7 @@ use crate::connection::Connection;
 use crate::server::Server;
 use crate::sink::ChannelSink;
 
-/// Bytes of requests in flight, all together, before reading pauses (DECISIONS.md).
+/// Bytes of requests in flight, all together, before reading pauses (docs/DECISIONS.md).
 const MAX_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
 /// How long requests in flight may still finish after the input ends.

@@ -11,11 +11,12 @@ use serde_json::Value;
 
 pub mod process;
 
-/// The specification folder: `$MCPKIT_SPEC_DIR`, or `shared/spec` beside the repository.
+/// The specification data the tests read: `$MCPKIT_SPEC_DIR` when set, otherwise the repository's
+/// own `spec/` folder (see `spec/README.md`).
 pub fn spec_dir() -> PathBuf {
     let dir = std::env::var_os("MCPKIT_SPEC_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec"));
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../spec"));
     assert!(
         dir.join("2026-07-28/schema.json").is_file(),
         "the MCP specification was not found at {} (set MCPKIT_SPEC_DIR)",

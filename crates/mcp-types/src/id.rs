@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 /// them) represents exactly.
 pub const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
-/// The longest string id accepted, in bytes (DECISIONS.md: request id string ≤ 1 KiB).
+/// The longest string id accepted, in bytes (docs/DECISIONS.md: request id string ≤ 1 KiB).
 pub const MAX_STRING_ID_LEN: usize = 1024;
 
 /// A JSON-RPC request id: a string or an integer, never `null` (MCP forbids null ids).

@@ -7,7 +7,7 @@
 //! map visitor that
 //!
 //! * matches known members by their wire name,
-//! * rejects a duplicate member (known or unknown) — DECISIONS.md trap 5: the body checked
+//! * rejects a duplicate member (known or unknown) — docs/DECISIONS.md trap 5: the body checked
 //!   against HTTP headers and the body dispatched must never differ,
 //! * keeps every unknown member in `extra`,
 //! * treats an explicit `null` for an optional member as absent (lenient on input, never

@@ -1,5 +1,7 @@
 //! Connecting over the built-in transports.
 
+#![cfg(any(feature = "stdio", feature = "http"))]
+
 #[cfg(feature = "http")]
 use super::handshake::HandshakeError;
 use super::{Client, ClientBuilder};

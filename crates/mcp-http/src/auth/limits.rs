@@ -1,4 +1,4 @@
-//! Requests in flight per principal (DECISIONS.md: 16; excess → `503` with `Retry-After`), so
+//! Requests in flight per principal (docs/DECISIONS.md: 16; excess → `503` with `Retry-After`), so
 //! one token holder cannot take the whole process's share.
 
 use std::collections::HashMap;

@@ -2,7 +2,7 @@
 //!
 //! Every MCP request (the endpoint's POST/GET/DELETE, the HTTP+SSE `/sse` and `/messages`)
 //! carries an access token in the `Authorization` header, checked after the Host, Origin and
-//! method checks and before anything else (DECISIONS.md): no body is read and no JSON-RPC is
+//! method checks and before anything else (docs/DECISIONS.md): no body is read and no JSON-RPC is
 //! parsed for an unauthenticated caller. A token must be meant for this resource (`aud`), come
 //! from a configured issuer, be within its validity (bounded leeway) and carry the required
 //! scopes; JWTs are verified against the issuer's keys with pinned algorithms, opaque tokens
@@ -51,7 +51,7 @@ use fetch::Fetcher;
 use introspection::Introspector;
 use jwks::{KeySource, KeyStore};
 
-/// The longest access token accepted (DECISIONS.md: 8 KiB).
+/// The longest access token accepted (docs/DECISIONS.md: 8 KiB).
 pub(crate) const MAX_TOKEN: usize = 8 * 1024;
 
 /// Why a token was refused by its validator.

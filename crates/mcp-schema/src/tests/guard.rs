@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{ComplexityError, Limits, Schema, SchemaError, check_complexity};
 
-/// The doubling bomb of DECISIONS.md trap 2: `d_k = allOf[$ref d_{k-1}, $ref d_{k-1}]`, with
+/// The doubling bomb of docs/DECISIONS.md trap 2: `d_k = allOf[$ref d_{k-1}, $ref d_{k-1}]`, with
 /// the reference to `d_k` spelled `reference(k)`.
 fn bomb(depth: usize, reference: impl Fn(usize) -> String) -> Value {
     let mut defs = Map::new();

@@ -2,7 +2,7 @@
 //! from the same handlers.
 //!
 //! A request carrying modern per-request `_meta` is served statelessly and validated in the
-//! order DECISIONS.md fixes (required `_meta` members → `-32602`; version → `-32022`; method →
+//! order docs/DECISIONS.md fixes (required `_meta` members → `-32602`; version → `-32022`; method →
 //! `-32601`; client capability → `-32021`). `initialize` opens a legacy session on the
 //! connection; requests without modern `_meta` are then served under the negotiated legacy
 //! revision. Results are shaped for the era: `resultType` and caching hints for modern

@@ -1,7 +1,7 @@
 //! Decoding bytes into messages, or into the precise error to answer with.
 //!
 //! Decoding is total: every well-formed JSON-RPC object becomes a [`Message`], whatever its
-//! method. What is refused, and how (DECISIONS.md):
+//! method. What is refused, and how (docs/DECISIONS.md):
 //!
 //! | input | error |
 //! |---|---|
