@@ -44,6 +44,11 @@ pub enum AskError {
     /// The connection to the client is gone.
     #[error("the client connection is closed")]
     Closed,
+    /// The client did not answer a legacy server→client request within
+    /// [`ServerConfig::peer_request_timeout`](crate::ServerConfig::peer_request_timeout); the
+    /// request is abandoned and a late answer is discarded.
+    #[error("the client did not answer within {} ms", .0.as_millis())]
+    TimedOut(std::time::Duration),
 }
 
 impl From<SessionClosed> for AskError {
@@ -59,6 +64,8 @@ pub struct Peer {
     sink: Arc<dyn crate::sink::MessageSink>,
     capabilities: ClientCapabilities,
     asks: Arc<AskState>,
+    /// How long a legacy server→client request waits for its answer.
+    timeout: std::time::Duration,
 }
 
 impl FromCall for Peer {
@@ -68,6 +75,7 @@ impl FromCall for Peer {
             sink: call.sink.clone(),
             capabilities: call.client_capabilities.clone(),
             asks: call.asks.clone(),
+            timeout: call.server.config.peer_request_timeout,
         })
     }
 }
@@ -247,7 +255,13 @@ impl Peer {
             Mode::Legacy(session) => {
                 let params =
                     serde_json::to_value(&params).map_err(|e| AskError::InvalidAnswer(e.to_string()))?;
-                match session.request(self.sink.as_ref(), M::METHOD, &params).await? {
+                let answer = tokio::time::timeout(
+                    self.timeout,
+                    session.request(self.sink.as_ref(), M::METHOD, &params),
+                )
+                .await
+                .map_err(|_| AskError::TimedOut(self.timeout))??;
+                match answer {
                     Ok(raw) => {
                         serde_json::from_str(raw.get()).map_err(|e| AskError::InvalidAnswer(e.to_string()))
                     }
