@@ -18,7 +18,7 @@ use mcp_types::{DecodeOptions, ErrorObject, Incoming, Message, Request, Response
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::connection::Connection;
+use crate::connection::{Connection, InFlight};
 use crate::server::Server;
 use crate::sink::ChannelSink;
 
@@ -113,6 +113,28 @@ impl Server {
                 .min((MAX_BYTES_IN_FLIGHT / 1024) as u32);
             let Ok(byte_permit) = bytes.clone().acquire_many_owned(kib).await else { break };
             match incoming {
+                Incoming::Single(Message::Request(request)) => {
+                    // Registered here, in the order the client sent them: of two requests with
+                    // one id the first runs and the second is refused, and a cancellation read
+                    // after a request always finds it (never decided by which task runs first).
+                    let in_flight = match admit(&connection, &request) {
+                        Ok(in_flight) => in_flight,
+                        Err(refusal) => {
+                            send(&tx, &Message::Response(refusal)).await;
+                            continue;
+                        }
+                    };
+                    let server = self.clone();
+                    let connection = connection.clone();
+                    let tx = tx.clone();
+                    tasks.spawn(async move {
+                        if let Some(response) = server.run_admitted(&connection, request, &in_flight).await {
+                            send(&tx, &Message::Response(response)).await;
+                        }
+                        // In flight until its answer is queued for writing.
+                        drop((in_flight, permit, byte_permit));
+                    });
+                }
                 Incoming::Single(message) => {
                     let server = self.clone();
                     let connection = connection.clone();
@@ -173,14 +195,25 @@ impl Server {
     }
 
     async fn handle_one(&self, connection: &Arc<Connection>, request: Request) -> Option<Response> {
-        let in_flight = match connection.begin(&request.id) {
+        let in_flight = match admit(connection, &request) {
             Ok(in_flight) => in_flight,
-            Err(duplicate) => {
-                let error = ErrorObject::new(code::INVALID_REQUEST, duplicate.to_string());
-                return Some(Response::error(request.id, error));
-            }
+            Err(refusal) => return Some(refusal),
         };
+        self.run_admitted(connection, request, &in_flight).await
+    }
+
+    /// Runs a request already registered as in flight; `None` when it was cancelled.
+    async fn run_admitted(
+        &self,
+        connection: &Arc<Connection>,
+        request: Request,
+        in_flight: &InFlight,
+    ) -> Option<Response> {
         let token = in_flight.token().clone();
+        if token.is_cancelled() {
+            // Cancelled before it started (a cancellation read right behind it): never run it.
+            return None;
+        }
         tokio::select! {
             reply = self.handle_request(connection, request, token.clone()) => reply.map(|r| r.response),
             // Cancelled: drop the handler's future; nothing more is sent for this request.
@@ -197,6 +230,22 @@ impl Server {
         let mut responses = Vec::new();
         for (index, item) in items.into_iter().enumerate() {
             match item {
+                Ok(Message::Request(request)) => {
+                    // Registered in batch order, like lines (see the read loop).
+                    let in_flight = match admit(connection, &request) {
+                        Ok(in_flight) => in_flight,
+                        Err(refusal) => {
+                            responses.push((index, refusal));
+                            continue;
+                        }
+                    };
+                    let server = self.clone();
+                    let connection = connection.clone();
+                    set.spawn(async move {
+                        let response = server.run_admitted(&connection, request, &in_flight).await;
+                        (index, response)
+                    });
+                }
                 Ok(message) => {
                     let server = self.clone();
                     let connection = connection.clone();
@@ -213,6 +262,14 @@ impl Server {
         responses.sort_by_key(|(index, _)| *index);
         responses.into_iter().map(|(_, r)| r).collect()
     }
+}
+
+/// Registers `request` as in flight on `connection`, or the `-32600` answer refusing it because
+/// its id is already in flight (the first request is left alone).
+fn admit(connection: &Arc<Connection>, request: &Request) -> Result<InFlight, Response> {
+    connection.begin(&request.id).map_err(|duplicate| {
+        Response::error(request.id.clone(), ErrorObject::new(code::INVALID_REQUEST, duplicate.to_string()))
+    })
 }
 
 /// Whether an error answering unreadable input says `"id": null` (sessions of revisions

@@ -227,3 +227,44 @@ async fn end_of_input_shuts_down_promptly_and_cancels_what_is_left() {
     assert!(started.elapsed() < Duration::from_secs(4));
     assert!(flags.dropped.load(Ordering::SeqCst), "the unfinished handler was dropped");
 }
+
+/// A request and its cancellation in one write: the cancellation is read after the request, so
+/// it must find it in flight (it used to be registered only once its task ran, so the
+/// cancellation found nothing and the request ran to its answer).
+#[tokio::test]
+async fn a_cancellation_right_behind_its_request_cancels_it() {
+    let flags = Flags::default();
+    let mut peer = Peer::start(server(flags.clone()));
+    let request = call(json!(7), "slow").to_string();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"_meta": meta(json!({})), "requestId": 7}})
+    .to_string();
+    peer.send_raw(&format!("{request}\n{cancel}")).await;
+    peer.expect_silence(Duration::from_millis(700)).await;
+    assert_eq!(flags.started.load(Ordering::SeqCst), 0, "the cancelled request ran");
+    let answer = peer.request(json!(8), "tools/call", call(json!(8), "fast")["params"].clone()).await;
+    assert_eq!(answer["id"], 8);
+    peer.close().await;
+}
+
+/// Two requests with one id in one write, on a runtime with several workers: the first is the
+/// one that runs, the second is refused — whichever task the scheduler starts first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_requests_with_one_id_the_first_runs_and_the_second_is_refused() {
+    let mut peer = Peer::start(server(Flags::default()));
+    for round in 0..12 {
+        let id = json!(format!("same-{round}"));
+        let first = call(id.clone(), "slow").to_string();
+        let second = call(id.clone(), "fast").to_string();
+        peer.send_raw(&format!("{first}\n{second}")).await;
+        let refusal = peer.recv().await;
+        assert_eq!(refusal["id"], id, "{refusal}");
+        assert_eq!(
+            refusal["error"]["code"], -32600,
+            "round {round}: the first request was refused: {refusal}"
+        );
+        let answer = peer.recv().await;
+        assert_eq!(answer["result"]["content"][0]["text"], "slow done", "round {round}: {answer}");
+    }
+    peer.close().await;
+}

@@ -152,7 +152,7 @@ async fn drive(
         progress.fetch_add(1, Ordering::Relaxed);
         let number = seq % 8 + 1;
         let id = Value::from(number);
-        if plan.disconnect_every > 0 && seq % plan.disconnect_every == 0 {
+        if plan.disconnect_every > 0 && seq % plan.disconnect_every == plan.disconnect_every / 2 {
             let text = "d".repeat(plan.disconnect_bytes);
             let request = endpoint.post(call(&number.to_string(), &text, plan.modern), "tools/call");
             connection.ready().await.map_err(|e| format!("connection: {e}"))?;

@@ -44,7 +44,8 @@ struct Cli {
     #[arg(long, default_value_t = 100)]
     text_bytes: usize,
     /// Every N-th call of a disconnecting client asks for a large answer and drops the
-    /// connection in its middle (0: never). On stdio only every eighth client disconnects.
+    /// connection in its middle (0: never), the first at half of it. On stdio only every
+    /// eighth client disconnects.
     #[arg(long, default_value_t = 2000)]
     disconnect_every: u64,
     /// Size of that large answer, in bytes.
@@ -53,8 +54,10 @@ struct Cli {
     /// The legs to run, in order.
     #[arg(long, value_delimiter = ',', default_value = "stdio-modern,stdio-legacy,http-modern,http-legacy")]
     legs: Vec<Leg>,
-    /// Share of each client's calls made before the warm-up RSS is taken, in percent.
-    #[arg(long, default_value_t = 5)]
+    /// Share of each client's calls made before the warm-up RSS is taken, in percent. The
+    /// first large answer dropped mid-way comes at half of `--disconnect-every`, so that by
+    /// default every kind of traffic has been seen once before the warm-up figure is taken.
+    #[arg(long, default_value_t = 30)]
     warmup_percent: u64,
 }
 

@@ -111,10 +111,11 @@ impl Server {
 
 /// What a call in flight is waiting for.
 struct Pending {
-    /// Texts an answer under this id may echo (the call's, and a duplicate's if it runs).
-    texts: Vec<String>,
-    /// Answers still due under this id (a deliberate duplicate adds one).
-    due: u8,
+    /// The call's own text, until it is answered.
+    original: Option<String>,
+    /// A deliberate duplicate's text, until it is refused (`-32600`) or — when it reached the
+    /// server after the original had finished — answered as a call of its own.
+    twin: Option<String>,
     /// Cancelled: an answer is welcome but not due.
     cancelled: bool,
 }
@@ -164,7 +165,7 @@ async fn drive(
     let mut pending: HashMap<String, Pending> = HashMap::new();
     let mut due_calls = 0usize;
     let mut seq = 0u64;
-    let mut next_disconnect = if disconnecting { plan.disconnect_every } else { u64::MAX };
+    let mut next_disconnect = if disconnecting { plan.disconnect_every / 2 } else { u64::MAX };
     loop {
         if seq >= next_disconnect && due_calls == 0 && seq < plan.calls {
             next_disconnect += plan.disconnect_every;
@@ -198,18 +199,17 @@ async fn drive(
                     tally.problem(format!("client {index}: {e}"));
                 }
                 tally.cancelled += 1;
-                pending.insert(id, Pending { texts: vec![text], due: 0, cancelled: true });
+                pending.insert(id, Pending { original: Some(text), twin: None, cancelled: true });
                 continue;
             }
             let number = free.pop_front().expect("fewer calls due than ids");
             let id = number.to_string();
-            let mut entry = Pending { texts: vec![text.clone()], due: 1, cancelled: false };
+            let mut entry = Pending { original: Some(text.clone()), twin: None, cancelled: false };
             let mut sent = server.send(&call(&id, &text, plan.modern)).await;
             if seq % 101 == 0 {
                 let twin = token(index, seq + 1_000_000_000, plan.text_bytes);
                 sent = sent.and(server.send(&call(&id, &twin, plan.modern)).await);
-                entry.texts.push(twin);
-                entry.due += 1;
+                entry.twin = Some(twin);
             }
             if let Err(e) = sent {
                 tally.problem(format!("client {index}: {e}"));
@@ -241,37 +241,44 @@ async fn drive(
             continue;
         };
         let id_value: Value = serde_json::from_str(&id).expect("an id we wrote");
-        let position = entry.texts.iter().position(|t| judge(&message, &id_value, t) == Verdict::Good);
-        match (position, judge(&message, &id_value, "")) {
-            (Some(at), _) => {
-                entry.texts.remove(at);
-                if entry.cancelled {
-                    tally.cancelled_answered += 1;
-                } else if at == 0 {
-                    tally.good += 1;
-                } else {
-                    tally.duplicates_run += 1;
+        let echoes = |text: &Option<String>| {
+            text.as_deref().is_some_and(|t| judge(&message, &id_value, t) == Verdict::Good)
+        };
+        if echoes(&entry.original) {
+            entry.original = None;
+            if entry.cancelled {
+                tally.cancelled_answered += 1;
+            } else {
+                tally.good += 1;
+            }
+        } else if echoes(&entry.twin) {
+            entry.twin = None;
+            tally.duplicates_run += 1;
+        } else {
+            match judge(&message, &id_value, "") {
+                Verdict::Error(-32600) if entry.twin.is_some() => {
+                    entry.twin = None;
+                    tally.duplicates_refused += 1;
                 }
-            }
-            (None, Verdict::Error(-32600)) if entry.due == 2 => tally.duplicates_refused += 1,
-            (None, Verdict::Error(_)) if entry.cancelled => {}
-            (None, Verdict::Error(code)) => {
-                tally.failed += 1;
-                tally.problem(format!("client {index}: error {code} under id {id}: {message}"));
-            }
-            (None, _) => {
-                tally.cross_wired += 1;
-                tally.problem(format!(
-                    "client {index}: id {id} answered with another call's answer: {message}"
-                ));
+                Verdict::Error(_) if entry.cancelled => entry.original = None,
+                Verdict::Error(code) => {
+                    tally.failed += 1;
+                    tally.problem(format!("client {index}: error {code} under id {id}: {message}"));
+                    entry.original = None;
+                }
+                _ => {
+                    tally.cross_wired += 1;
+                    tally.problem(format!(
+                        "client {index}: id {id} answered with another call's answer: {message}"
+                    ));
+                }
             }
         }
         if entry.cancelled {
             pending.remove(&id);
             continue;
         }
-        entry.due = entry.due.saturating_sub(1);
-        if entry.due == 0 {
+        if entry.original.is_none() && entry.twin.is_none() {
             pending.remove(&id);
             free.push_back(id.parse().expect("numeric id"));
             due_calls -= 1;
