@@ -329,10 +329,15 @@ pub(crate) async fn read_events(
 ) -> StreamEnd {
     loop {
         match response.chunk().await {
-            Ok(Some(chunk)) => match parser.feed(&chunk) {
-                Ok(events) => events.into_iter().for_each(&mut on_event),
-                Err(e) => return StreamEnd::TooLarge(e),
-            },
+            Ok(Some(chunk)) => {
+                let mut events = Vec::new();
+                let fed = parser.feed(&chunk, &mut events);
+                // The events before an oversized one still count (one may be the answer).
+                events.into_iter().for_each(&mut on_event);
+                if let Err(e) = fed {
+                    return StreamEnd::TooLarge(e);
+                }
+            }
             Ok(None) => return StreamEnd::Ended,
             Err(e) => {
                 tracing::debug!(error = %error_text(e), "SSE stream broke");
