@@ -10,14 +10,14 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use libfuzzer_sys::fuzz_target;
 use mcp_client::headers::{encode_value, header_values, param_headers};
 use mcp_http::codec::{annotated_parameters, check_parameters, decode_value};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn is_sentinel(raw: &str) -> bool {
     raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")).is_some()
 }
 
-fuzz_target!(|input: (&str, &[u8], &str)| {
-    let (value, header, name) = input;
+fuzz_target!(|input: (&str, &[u8], &str, f64)| {
+    let (value, header, name, number) = input;
 
     let encoded = encode_value(value);
     let sent = HeaderValue::from_str(&encoded).expect("a valid header value");
@@ -44,21 +44,31 @@ fuzz_target!(|input: (&str, &[u8], &str)| {
         }
     }
 
-    // The client's and the server's views of one mirrored string argument.
+    // The client's and the server's views of one mirrored argument: a string, and an integer
+    // (written as a float, so also past 2^53).
     let name: String =
         name.chars().filter(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(*c)).collect();
     if name.is_empty() {
         return;
     }
-    let schema = json!({"type": "object", "properties": {"p": {"type": "string", "x-mcp-header": name}}});
-    let arguments = json!({"p": value});
+    agree(&name, "string", Value::from(value));
+    if number.is_finite() {
+        agree(&name, "integer", Value::from(number.trunc()));
+    }
+});
+
+/// The `Mcp-Param-{name}` header the client mirrors for `argument` passes the server's check.
+fn agree(name: &str, kind: &str, argument: Value) {
+    let schema = json!({"type": "object", "properties": {"p": {"type": kind, "x-mcp-header": name}}});
+    let arguments = json!({ "p": argument });
     let mirrored = param_headers(&schema).expect("a valid annotation");
     let mut headers = HeaderMap::new();
     for (name, value) in header_values(&mirrored, arguments.as_object()) {
         let header = HeaderName::from_bytes(format!("mcp-param-{name}").as_bytes()).expect("a token");
         headers.insert(header, HeaderValue::from_str(&value).expect("a valid header value"));
     }
+    assert_eq!(headers.len(), 1, "{argument:?} not mirrored");
     let annotations = annotated_parameters(schema.as_object().expect("an object"));
     let checked = check_parameters(&headers, &annotations, arguments.as_object());
-    assert!(checked.is_ok(), "{:?}", checked.map_err(|e| e.message));
-});
+    assert!(checked.is_ok(), "{argument:?}: {:?}", checked.map_err(|e| e.message));
+}

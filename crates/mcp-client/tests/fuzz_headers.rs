@@ -7,8 +7,9 @@
 //!   back into the same string.
 //! * The server's decoder never panics on any header value; a value not in the sentinel form is
 //!   taken as is; a value it decodes re-encodes to itself or to the plain form.
-//! * The client's and the server's views agree: the `Mcp-Param-*` headers the client mirrors
-//!   for a tool call pass the server's check against the same arguments.
+//! * The client's and the server's views agree: the `Mcp-Param-*` header the client mirrors
+//!   for a string, boolean or integer argument (integers past 2^53 and written as floats too)
+//!   passes the server's check against the same arguments.
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use mcp_client::headers::{encode_value, header_values, param_headers};
@@ -98,6 +99,8 @@ proptest! {
             any::<bool>().prop_map(Value::from),
             any::<i64>().prop_map(Value::from),
             any::<u64>().prop_map(Value::from),
+            // Integers written as floats (`1e20`, `3.0`) are integers to JSON Schema too.
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| Value::from(f.trunc())),
         ],
     ) {
         let kind = match &argument {
