@@ -327,6 +327,11 @@ pub(crate) async fn read_events(
     parser: &mut SseParser,
     mut on_event: impl FnMut(SseEvent),
 ) -> StreamEnd {
+    // A parser that failed on a chunk read before (the HTTP+SSE endpoint wait's) ends the stream
+    // now, not at the next chunk.
+    if let Err(e) = parser.feed(&[], &mut Vec::new()) {
+        return StreamEnd::TooLarge(e);
+    }
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
