@@ -141,7 +141,9 @@ pub fn header_values(
                 (_, _, Some(f)) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
                     format!("{}", f as i64)
                 }
-                _ => continue,
+                // Beyond 2^53 (or a fraction): the number as JSON writes it, which the server
+                // compares by value. Leaving the header out made the server refuse the call.
+                _ => n.to_string(),
             },
             _ => continue,
         };
@@ -199,6 +201,23 @@ mod tests {
             values,
             vec![("Inner".into(), "x y".into()), ("N".into(), "42".into()), ("Region".into(), "eu".into())]
         );
+    }
+
+    #[test]
+    fn numbers_beyond_the_safe_integers_are_mirrored_too() {
+        // Found by tests/fuzz_headers.rs: an integer written as a float past 2^53 (valid for an
+        // `integer` property) got no header, and the server refused the call (-32020).
+        let schema = json!({"type":"object","properties":{"n":{"type":"integer","x-mcp-header":"N"}}});
+        let headers = param_headers(&schema).unwrap();
+        let values = |n: Value| header_values(&headers, json!({ "n": n }).as_object());
+        assert_eq!(values(json!(1e20)), vec![("N".into(), "1e+20".into())]);
+        assert_eq!(
+            values(json!(-1.1350019016785793e48)),
+            vec![("N".into(), "-1.1350019016785793e+48".into())]
+        );
+        assert_eq!(values(json!(2.5)), vec![("N".into(), "2.5".into())]);
+        assert_eq!(values(json!(3.0)), vec![("N".into(), "3".into())]);
+        assert_eq!(values(json!(u64::MAX)), vec![("N".into(), u64::MAX.to_string())]);
     }
 
     #[test]

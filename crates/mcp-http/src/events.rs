@@ -22,7 +22,7 @@ pub trait EventStore: Send + Sync + 'static {
 }
 
 /// Splits an event id into its stream and sequence number.
-pub(crate) fn parse_id(id: &str) -> Option<(&str, u64)> {
+pub fn parse_id(id: &str) -> Option<(&str, u64)> {
     let (stream, seq) = id.rsplit_once('.')?;
     Some((stream, seq.parse().ok()?))
 }

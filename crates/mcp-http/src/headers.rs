@@ -8,7 +8,7 @@ use http::HeaderMap;
 use mcp_types::{ErrorObject, JsonObject, JsonValue};
 
 /// Decodes a header value that may use the Base64 sentinel form `=?base64?…?=`.
-pub(crate) fn decode_value(raw: &str) -> Result<String, ErrorObject> {
+pub fn decode_value(raw: &str) -> Result<String, ErrorObject> {
     if let Some(inner) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
         let bytes = base64::engine::general_purpose::STANDARD.decode(inner).map_err(|_| {
             ErrorObject::header_mismatch(format!("Header mismatch: invalid Base64 in {raw:?}"))
@@ -74,7 +74,7 @@ pub(crate) fn check_standard(
 
 /// The `x-mcp-header` annotations of a tool's input schema: header name → property name,
 /// for top-level primitive properties.
-pub(crate) fn annotated_parameters(schema: &JsonObject) -> Vec<(String, String)> {
+pub fn annotated_parameters(schema: &JsonObject) -> Vec<(String, String)> {
     let Some(JsonValue::Object(properties)) = schema.get("properties") else { return Vec::new() };
     properties
         .iter()
@@ -86,7 +86,7 @@ pub(crate) fn annotated_parameters(schema: &JsonObject) -> Vec<(String, String)>
 }
 
 /// Checks `Mcp-Param-{Name}` headers against the tool arguments they mirror.
-pub(crate) fn check_parameters(
+pub fn check_parameters(
     headers: &HeaderMap,
     annotations: &[(String, String)],
     arguments: Option<&JsonObject>,

@@ -58,6 +58,15 @@ pub use events::{EventStore, MemoryEventStore};
 pub use mcp_auth::jose::Algorithm;
 pub use serve::{Bound, bind, serve, serve_until};
 
+/// The wire codecs (header values, event ids, SSE events), reachable only for the fuzz targets
+/// and property tests; not part of the API.
+#[doc(hidden)]
+pub mod codec {
+    pub use crate::events::parse_id;
+    pub use crate::headers::{annotated_parameters, check_parameters, decode_value};
+    pub use crate::sse::{event, event_with_id, priming};
+}
+
 /// The Streamable HTTP transport of a [`Server`].
 #[derive(Clone)]
 pub struct McpHttp {

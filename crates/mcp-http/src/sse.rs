@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 /// One SSE `message` event carrying a JSON-RPC message. JSON never contains a raw newline
 /// outside strings except as whitespace, which is replaced, so the data stays one line.
-pub(crate) fn event(json: &[u8]) -> Bytes {
+pub fn event(json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend(json.iter().map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }));
@@ -18,7 +18,7 @@ pub(crate) fn event(json: &[u8]) -> Bytes {
 }
 
 /// A `message` event with an id (resumable streams).
-pub(crate) fn event_with_id(id: &str, json: &[u8]) -> Bytes {
+pub fn event_with_id(id: &str, json: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(json.len() + id.len() + 32);
     out.extend_from_slice(b"id: ");
     out.extend_from_slice(id.as_bytes());
@@ -29,7 +29,7 @@ pub(crate) fn event_with_id(id: &str, json: &[u8]) -> Bytes {
 
 /// The first event of a resumable stream: an id to resume from and the reconnection delay,
 /// with empty data.
-pub(crate) fn priming(id: &str, retry: std::time::Duration) -> Bytes {
+pub fn priming(id: &str, retry: std::time::Duration) -> Bytes {
     Bytes::from(format!("id: {id}\nretry: {}\ndata: \n\n", retry.as_millis()))
 }
 

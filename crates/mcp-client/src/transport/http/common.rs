@@ -327,12 +327,22 @@ pub(crate) async fn read_events(
     parser: &mut SseParser,
     mut on_event: impl FnMut(SseEvent),
 ) -> StreamEnd {
+    // A parser that failed on a chunk read before (the HTTP+SSE endpoint wait's) ends the stream
+    // now, not at the next chunk.
+    if let Err(e) = parser.feed(&[], &mut Vec::new()) {
+        return StreamEnd::TooLarge(e);
+    }
     loop {
         match response.chunk().await {
-            Ok(Some(chunk)) => match parser.feed(&chunk) {
-                Ok(events) => events.into_iter().for_each(&mut on_event),
-                Err(e) => return StreamEnd::TooLarge(e),
-            },
+            Ok(Some(chunk)) => {
+                let mut events = Vec::new();
+                let fed = parser.feed(&chunk, &mut events);
+                // The events before an oversized one still count (one may be the answer).
+                events.into_iter().for_each(&mut on_event);
+                if let Err(e) = fed {
+                    return StreamEnd::TooLarge(e);
+                }
+            }
             Ok(None) => return StreamEnd::Ended,
             Err(e) => {
                 tracing::debug!(error = %error_text(e), "SSE stream broke");

@@ -99,7 +99,8 @@ impl HttpSseTransport {
                     }
                     Err(e) => break Err(send_error(e)),
                 };
-                let events = parser.feed(&chunk).map_err(|e| TransportError::Unexpected(e.to_string()))?;
+                let mut events = Vec::new();
+                let fed = parser.feed(&chunk, &mut events);
                 let mut endpoint = None;
                 for event in events {
                     if endpoint.is_none() && event.event == "endpoint" {
@@ -110,8 +111,10 @@ impl HttpSseTransport {
                     }
                 }
                 if let Some(endpoint) = endpoint {
+                    // An oversized event after it ends the stream as soon as the reader runs.
                     break Ok(endpoint);
                 }
+                fed.map_err(|e| TransportError::Unexpected(e.to_string()))?;
             }
         })
         .await

@@ -102,14 +102,15 @@ impl SseParser {
         self.failed = false;
     }
 
-    /// Consumes the next bytes of the body and returns the events they complete.
-    pub fn feed(&mut self, mut chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
+    /// Consumes the next bytes of the body and appends the events they complete to `events`.
+    /// The events completed before an error are appended too, so how the body is split into
+    /// chunks never changes which events come out.
+    pub fn feed(&mut self, mut chunk: &[u8], events: &mut Vec<SseEvent>) -> Result<(), SseError> {
         if self.failed {
             return Err(self.too_large());
         }
-        let mut events = Vec::new();
         while let Some(matched) = self.bom {
-            let Some(&byte) = chunk.first() else { return Ok(events) };
+            let Some(&byte) = chunk.first() else { return Ok(()) };
             if byte == BOM[matched] {
                 chunk = &chunk[1..];
                 self.bom = (matched + 1 < BOM.len()).then_some(matched + 1);
@@ -138,7 +139,7 @@ impl SseParser {
                     self.after_cr = chunk[end] == b'\r';
                     chunk = &chunk[end + 1..];
                     let line = std::mem::take(&mut self.line);
-                    let result = self.process_line(&line, &mut events);
+                    let result = self.process_line(&line, events);
                     // Keep the allocation for the next line.
                     self.line = line;
                     self.line.clear();
@@ -146,7 +147,7 @@ impl SseParser {
                 }
             }
         }
-        Ok(events)
+        Ok(())
     }
 
     fn too_large(&self) -> SseError {
@@ -231,9 +232,15 @@ mod tests {
         SseEvent { event: event.to_owned(), data: Bytes::from(data.to_owned()), id: id.map(str::to_owned) }
     }
 
+    /// One `feed`, its events or its error.
+    fn feed(parser: &mut SseParser, chunk: &[u8]) -> Result<Vec<SseEvent>, SseError> {
+        let mut events = Vec::new();
+        parser.feed(chunk, &mut events).map(|()| events)
+    }
+
     fn parse_all(input: &[u8]) -> (Vec<SseEvent>, Option<String>, Option<Duration>) {
         let mut parser = SseParser::new(1024);
-        let events = parser.feed(input).unwrap();
+        let events = feed(&mut parser, input).unwrap();
         (events, parser.last_event_id().map(str::to_owned), parser.retry())
     }
 
@@ -243,9 +250,9 @@ mod tests {
         for i in 0..=input.len() {
             for j in i..=input.len() {
                 let mut parser = SseParser::new(1024);
-                let mut events = parser.feed(&input[..i]).unwrap();
-                events.extend(parser.feed(&input[i..j]).unwrap());
-                events.extend(parser.feed(&input[j..]).unwrap());
+                let mut events = feed(&mut parser, &input[..i]).unwrap();
+                events.extend(feed(&mut parser, &input[i..j]).unwrap());
+                events.extend(feed(&mut parser, &input[j..]).unwrap());
                 let split = (events, parser.last_event_id().map(str::to_owned), parser.retry());
                 assert_eq!(split, whole, "split at {i} and {j}");
             }
@@ -336,11 +343,11 @@ mod tests {
     #[test]
     fn an_incomplete_event_is_dropped_on_restart_but_the_id_survives() {
         let mut parser = SseParser::new(1024);
-        assert!(parser.feed(b"id: 4\nretry: 7\ndata: \n\nid: 5\ndata: half").unwrap().is_empty());
+        assert!(feed(&mut parser, b"id: 4\nretry: 7\ndata: \n\nid: 5\ndata: half").unwrap().is_empty());
         parser.restart();
         assert_eq!(parser.last_event_id(), Some("4"));
         assert_eq!(parser.retry(), Some(Duration::from_millis(7)));
-        let events = parser.feed(b"data: whole\n\n").unwrap();
+        let events = feed(&mut parser, b"data: whole\n\n").unwrap();
         assert_eq!(events, vec![ev("message", "whole", Some("4"))]);
     }
 
@@ -348,21 +355,38 @@ mod tests {
     fn oversized_events_and_lines_are_refused() {
         let mut parser = SseParser::new(16);
         assert_eq!(
-            parser.feed(b"data: 0123456789abcdef\n\n").unwrap(),
+            feed(&mut parser, b"data: 0123456789abcdef\n\n").unwrap(),
             vec![ev("message", "0123456789abcdef", None)]
         );
         let mut parser = SseParser::new(16);
-        let err = parser.feed(b"data: 0123456789abcdefX\n\n").unwrap_err();
+        let err = feed(&mut parser, b"data: 0123456789abcdefX\n\n").unwrap_err();
         assert_eq!(err, SseError::TooLarge { limit: 16 });
-        assert!(parser.feed(b"data: a\n\n").is_err(), "a failed parser stays failed");
+        assert!(feed(&mut parser, b"data: a\n\n").is_err(), "a failed parser stays failed");
         // Many data lines add up.
         let mut parser = SseParser::new(16);
-        let err = (0..20).find_map(|_| parser.feed(b"data: 0123\n").err());
+        let err = (0..20).find_map(|_| feed(&mut parser, b"data: 0123\n").err());
         assert_eq!(err, Some(SseError::TooLarge { limit: 16 }));
         // A never-ending line (even a comment) is refused without buffering it all.
         let mut parser = SseParser::new(16);
-        let err = (0..1000).find_map(|_| parser.feed(b": xxxxxxxxxxxxxxx").err());
+        let err = (0..1000).find_map(|_| feed(&mut parser, b": xxxxxxxxxxxxxxx").err());
         assert_eq!(err, Some(SseError::TooLarge { limit: 16 }));
         assert!(parser.line.capacity() < 1024);
+    }
+
+    #[test]
+    fn events_completed_before_an_error_in_the_same_chunk_are_delivered() {
+        // Found by the chunking property (tests/fuzz_sse.rs): an answer followed, in the same
+        // chunk, by an oversized event was lost, though it came out when the chunk was split.
+        let input = b"data: answer\n\ndata: 0123456789abcdefX\n\n";
+        let mut parser = SseParser::new(16);
+        let mut events = Vec::new();
+        let err = parser.feed(input, &mut events).unwrap_err();
+        assert_eq!(err, SseError::TooLarge { limit: 16 });
+        assert_eq!(events, vec![ev("message", "answer", None)]);
+        let mut split = SseParser::new(16);
+        let mut split_events = Vec::new();
+        split.feed(&input[..14], &mut split_events).unwrap();
+        assert_eq!(split.feed(&input[14..], &mut split_events), Err(err));
+        assert_eq!(split_events, events);
     }
 }
