@@ -195,10 +195,6 @@ async fn post(
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let session = match session_of(&state, &headers, auth.as_ref()) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let bytes = match read_body(&state, body).await {
         Ok(b) => b,
         Err(r) => return r,
@@ -215,12 +211,32 @@ async fn post(
     let message = match mcp_types::decode_message(&bytes, options) {
         Ok(m) => m,
         Err(e) => {
-            let null_id = session
-                .as_ref()
+            // The era of an unreadable body is the session's, when it names a live one.
+            let null_id = session_of(&state, &headers, auth.as_ref())
+                .ok()
+                .flatten()
                 .and_then(|s| s.connection.session())
                 .is_some_and(|s| !s.version.omits_unknown_error_id());
             return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
         }
+    };
+    // The body decides the era (docs/CONFORMANCE.md §3): a request whose `_meta` is
+    // 2026-07-28's is served as 2026-07-28 whatever `Mcp-Session-Id` it carries — its headers
+    // checked against its body, cancelled when its stream closes, never resumable — and the
+    // session header is ignored (an unknown id is not a 404). A session is one `initialize`
+    // away for anyone, so it must not exempt a request from the modern checks.
+    let message = match message {
+        Message::Request(request) if has_modern_meta(&request) => {
+            if let Err(r) = check_tool_scopes(&state, auth.as_ref(), &request) {
+                return r;
+            }
+            return sessionless_request(&state, &headers, request, accepts, permits, auth).await;
+        }
+        other => other,
+    };
+    let session = match session_of(&state, &headers, auth.as_ref()) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     if let Message::Request(request) = &message {
         if let Err(r) = check_tool_scopes(&state, auth.as_ref(), request) {
@@ -264,6 +280,12 @@ async fn post(
             None => sessionless_request(&state, &headers, request, accepts, permits, auth).await,
         },
     }
+}
+
+/// True when the request's `_meta` carries the members only 2026-07-28 defines — what makes the
+/// router serve it as a modern request.
+fn has_modern_meta(request: &Request) -> bool {
+    request.params_as::<MetaProbe>().ok().and_then(|p| p.meta).is_some_and(|m| m.is_modern())
 }
 
 fn is_legacy_version(v: &str) -> bool {
