@@ -100,6 +100,9 @@ impl McpHttp {
         if let Some(auth) = &state.auth {
             router = router.merge(auth::metadata_routes(&state.config, &auth.config));
         }
-        router.merge(legacy_sse::routes(state))
+        // The request head is checked first, for every route (docs/DECISIONS.md order).
+        router
+            .merge(legacy_sse::routes(state.clone()))
+            .layer(axum::middleware::from_fn_with_state(state, service::check_head))
     }
 }

@@ -1,5 +1,5 @@
-//! Running the transport standalone: an accept loop over hyper with the connection limit and
-//! the header read timeout of docs/DECISIONS.md.
+//! Running the transport standalone: an accept loop over hyper with the connection limit, the
+//! header read timeout, and the header limits of docs/DECISIONS.md.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -56,6 +56,7 @@ pub async fn serve_until(
 ) -> std::io::Result<()> {
     let config = config.unwrap_or_else(|| HttpConfig::for_bind(bound.addr));
     let header_timeout = config.header_read_timeout;
+    let (max_header_bytes, max_headers) = (config.max_header_bytes, config.max_headers);
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let router = McpHttp::new(server, config).router();
     // Every connection task holds a receiver: `true` asks it to finish gracefully, and the
@@ -84,7 +85,13 @@ pub async fn serve_until(
         tasks.spawn(async move {
             let io = TokioIo::new(stream);
             let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+            // Over the header limits hyper answers 431 itself and closes the connection.
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_header_size(max_header_bytes)
+                .max_headers(max_headers)
+                .keep_alive(true);
             let result = match permit {
                 Some(permit) => {
                     let service = TowerToHyperService::new(router);

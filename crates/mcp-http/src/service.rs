@@ -98,6 +98,18 @@ pub(crate) async fn endpoint(
     }
 }
 
+/// Every route's first check: the request head (its size, and exactly one `Host`).
+pub(crate) async fn check_head(
+    State(state): State<Arc<HttpState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match guard::head(&state.config, request.version(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(r) => refusal(r),
+    }
+}
+
 /// The caller, when authorization is on: `Ok(None)` when it is off, the refusal otherwise.
 pub(crate) async fn authenticate(
     state: &HttpState,

@@ -1,5 +1,6 @@
 //! The limits that keep a stalled or greedy client from holding the server: requests in
-//! flight and connections (503 + Retry-After), body and header read timeouts.
+//! flight and connections (503 + Retry-After), body and header read timeouts, the size of the
+//! request head (431) and one `Host` (400).
 
 use std::time::Duration;
 
@@ -86,4 +87,93 @@ async fn stalled_headers_close_the_connection() {
     let mut out = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out)).await;
     assert!(read.is_ok(), "the server kept a connection whose headers never finished");
+}
+
+const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+
+/// A modern `tools/list` whose head carries `extra` (raw header lines, each ending in CRLF).
+fn list_with(addr: std::net::SocketAddr, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\n{extra}content-type: application/json\r\naccept: application/json\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/list\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{LIST}",
+        addr.port(),
+        LIST.len()
+    )
+}
+
+/// Sends `raw` while reading the answer (the server may answer before reading it all), and
+/// returns what was read until the server closed the connection.
+async fn exchange_big(addr: std::net::SocketAddr, raw: String) -> String {
+    let (mut reader, mut writer) = TcpStream::connect(addr).await.unwrap().into_split();
+    let sending = tokio::spawn(async move {
+        // The server may close before taking everything: a failed write is expected then.
+        let _ = writer.write_all(raw.as_bytes()).await;
+        writer
+    });
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), reader.read(&mut buf)).await.expect("no answer") {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    drop(sending.await);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn request_heads_over_the_documented_limits_get_431() {
+    let addr = start(|_| {}).await;
+    let one_big = format!("x-big: {}\r\n", "a".repeat(300 * 1024));
+    let answer = exchange_big(addr, list_with(addr, &one_big)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "a 300 KiB header: {answer:.200}");
+    // 240 KB in 40 fields of 6,000 bytes, each well under any per-field limit.
+    let many_big: String = (0..40).map(|i| format!("x-h{i}: {}\r\n", "b".repeat(6000))).collect();
+    let answer = exchange_big(addr, list_with(addr, &many_big)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "240 KB of headers: {answer:.200}");
+    // 101 small fields (the request's own 7 included).
+    let many: String = (0..94).map(|i| format!("x-n{i}: 1\r\n")).collect();
+    let answer = exchange_big(addr, list_with(addr, &many)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "101 header fields: {answer:.200}");
+    // Just under both limits: served.
+    let under: String = (0..10).map(|i| format!("x-h{i}: {}\r\n", "c".repeat(6000))).collect();
+    let answer = exchange_big(addr, list_with(addr, &under)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "60 KB of headers: {answer:.200}");
+    let many: String = (0..93).map(|i| format!("x-n{i}: 1\r\n")).collect();
+    let answer = exchange_big(addr, list_with(addr, &many)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "100 header fields: {answer:.200}");
+}
+
+#[tokio::test]
+async fn the_header_limits_are_settings() {
+    let addr = start(|c| {
+        c.max_header_bytes = 16 * 1024;
+        c.max_headers = 20;
+    })
+    .await;
+    let fields: String = (0..3).map(|i| format!("x-h{i}: {}\r\n", "c".repeat(6000))).collect();
+    let answer = exchange_big(addr, list_with(addr, &fields)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "18 KB over a 16 KiB limit: {answer:.200}");
+    let fields: String = (0..14).map(|i| format!("x-n{i}: 1\r\n")).collect();
+    let answer = exchange_big(addr, list_with(addr, &fields)).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "21 fields over a limit of 20: {answer:.200}");
+    let fields: String = (0..13).map(|i| format!("x-n{i}: 1\r\n")).collect();
+    let answer = exchange_big(addr, list_with(addr, &fields)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "20 fields: {answer:.200}");
+}
+
+#[tokio::test]
+async fn a_request_with_two_host_lines_gets_400() {
+    let addr = start(|_| {}).await;
+    for second in [format!("host: 127.0.0.1:{}", addr.port()), "host: evil.example".to_owned()] {
+        let answer = exchange(addr, &list_with(addr, &format!("{second}\r\n"))).await;
+        assert!(answer.starts_with("HTTP/1.1 400"), "{second}: {answer}");
+        assert!(!answer.contains("\"result\""), "nothing was served: {answer}");
+    }
+    // HTTP/1.1 without any Host is refused the same way.
+    let raw = list_with(addr, "").replacen(&format!("host: 127.0.0.1:{}\r\n", addr.port()), "", 1);
+    let answer = exchange(addr, &raw).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "no Host: {answer}");
+    // One Host is fine.
+    assert!(exchange(addr, &list_with(addr, "")).await.starts_with("HTTP/1.1 200"));
 }
