@@ -48,6 +48,9 @@ pub struct HttpConfig {
     pub max_header_bytes: usize,
     /// Most header fields in a request (`431`).
     pub max_headers: usize,
+    /// Standalone server: a connection whose writes make no progress this long (the client
+    /// stopped reading its answer or stream) is closed and its buffers freed.
+    pub send_timeout: Duration,
 }
 
 impl HttpConfig {
@@ -84,6 +87,7 @@ impl Default for HttpConfig {
 
             max_header_bytes: 64 * 1024,
             max_headers: 100,
+            send_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Running the transport standalone: an accept loop over hyper with the connection limit, the
-//! header read timeout, and the header limits of docs/DECISIONS.md.
+//! header read timeout, the header limits and the send timeout of docs/DECISIONS.md.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+use crate::send_timeout::SendTimeout;
 use crate::{HttpConfig, McpHttp};
 
 /// A bound listener, whose address (with the port the OS chose for port 0) is known before
@@ -57,6 +58,7 @@ pub async fn serve_until(
     let config = config.unwrap_or_else(|| HttpConfig::for_bind(bound.addr));
     let header_timeout = config.header_read_timeout;
     let (max_header_bytes, max_headers) = (config.max_header_bytes, config.max_headers);
+    let send_timeout = config.send_timeout;
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let router = McpHttp::new(server, config).router();
     // Every connection task holds a receiver: `true` asks it to finish gracefully, and the
@@ -83,7 +85,7 @@ pub async fn serve_until(
         let router = router.clone();
         let stopping = stopping.clone();
         tasks.spawn(async move {
-            let io = TokioIo::new(stream);
+            let io = TokioIo::new(SendTimeout::new(stream, send_timeout));
             let mut builder = hyper::server::conn::http1::Builder::new();
             // Over the header limits hyper answers 431 itself and closes the connection.
             builder

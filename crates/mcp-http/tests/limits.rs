@@ -1,28 +1,66 @@
 //! The limits that keep a stalled or greedy client from holding the server: requests in
 //! flight and connections (503 + Retry-After), body and header read timeouts, the size of the
-//! request head (431) and one `Host` (400).
+//! request head (431), one `Host` (400), and the send timeout.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_http::HttpConfig;
-use mcp_server::{Server, Tools};
+use mcp_server::{Progress, Server, State, Tools};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 
 async fn sleepy() -> &'static str {
     tokio::time::sleep(Duration::from_millis(800)).await;
     "slept"
 }
 
-async fn start(tune: impl FnOnce(&mut HttpConfig)) -> std::net::SocketAddr {
-    let server =
-        Server::builder("limits", "1").tools(Tools::new().add("sleepy", "Sleeps", sleepy)).build().unwrap();
+/// `flood` signals when it starts and when its future is dropped (the request cancelled).
+#[derive(Clone, Default)]
+struct Flood {
+    entered: Arc<Notify>,
+    dropped: Arc<Notify>,
+}
+
+struct NotifyOnDrop(Arc<Notify>);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// An endless SSE answer: 64 KiB progress messages for as long as the stream takes them.
+async fn flood(State(flood): State<Flood>, progress: Progress) -> &'static str {
+    let _dropped = NotifyOnDrop(flood.dropped.clone());
+    flood.entered.notify_one();
+    let message = "x".repeat(64 * 1024);
+    for step in 1..u32::MAX {
+        progress.report(f64::from(step), None, Some(&message)).await;
+        // A cancelled request's reports return at once: yield, so that it can be dropped.
+        tokio::task::yield_now().await;
+    }
+    "never"
+}
+
+async fn start_with(tune: impl FnOnce(&mut HttpConfig)) -> (std::net::SocketAddr, Flood) {
+    let flooding = Flood::default();
+    let server = Server::builder("limits", "1")
+        .state(flooding.clone())
+        .tools(Tools::new().add("sleepy", "Sleeps", sleepy).add("flood", "Floods", flood))
+        .build()
+        .unwrap();
     let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = bound.local_addr();
     let mut config = HttpConfig::for_bind(addr);
     tune(&mut config);
     tokio::spawn(mcp_http::serve(server, bound, Some(config)));
-    addr
+    (addr, flooding)
+}
+
+async fn start(tune: impl FnOnce(&mut HttpConfig)) -> std::net::SocketAddr {
+    start_with(tune).await.0
 }
 
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"sleepy"}}"#;
@@ -175,5 +213,35 @@ async fn a_request_with_two_host_lines_gets_400() {
     let answer = exchange(addr, &raw).await;
     assert!(answer.starts_with("HTTP/1.1 400"), "no Host: {answer}");
     // One Host is fine.
+    assert!(exchange(addr, &list_with(addr, "")).await.starts_with("HTTP/1.1 200"));
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_cut_off_after_the_send_timeout() {
+    let (addr, flooding) = start_with(|c| c.send_timeout = Duration::from_millis(200)).await;
+    // A client with a tiny receive window asks for an endless stream and never reads it.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(addr).await.unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":"t","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"flood"}}"#;
+    let raw = format!(
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: flood\r\ncontent-length: {}\r\n\r\n{call}",
+        addr.port(),
+        call.len()
+    );
+    stalled.write_all(raw.as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), flooding.entered.notified())
+        .await
+        .expect("flood never started");
+    // Everyone else is served meanwhile.
+    assert!(exchange(addr, &list_with(addr, "")).await.starts_with("HTTP/1.1 200"));
+    // The stalled connection is closed: its request is cancelled (modern semantics) ...
+    tokio::time::timeout(Duration::from_secs(10), flooding.dropped.notified())
+        .await
+        .expect("the stalled connection was kept open");
+    // ... and the client, reading at last, finds the end of the connection.
+    let mut rest = Vec::new();
+    let end = tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut rest)).await;
+    assert!(end.is_ok(), "the connection is still open after {} bytes", rest.len());
     assert!(exchange(addr, &list_with(addr, "")).await.starts_with("HTTP/1.1 200"));
 }
