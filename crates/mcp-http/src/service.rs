@@ -211,14 +211,10 @@ async fn post(
         Ok(b) => b,
         Err(r) => return r,
     };
-    let Ok(request_permit) = state.in_flight.clone().try_acquire_owned() else { return busy() };
-    let kib = u32::try_from(bytes.len().div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-    let Ok(byte_permit) = state.bytes.clone().try_acquire_many_owned(kib) else { return busy() };
-    let mut permits = vec![request_permit, byte_permit];
-    match principal_permit(&state, auth.as_ref()) {
-        Ok(permit) => permits.extend(permit),
+    let permits = match request_permits(&state, bytes.len(), auth.as_ref()) {
+        Ok(p) => p,
         Err(r) => return r,
-    }
+    };
     let options = DecodeOptions { allow_batch: false, accept_responses: true };
     let message = match mcp_types::decode_message(&bytes, options) {
         Ok(m) => m,
@@ -239,10 +235,7 @@ async fn post(
     // away for anyone, so it must not exempt a request from the modern checks.
     let message = match message {
         Message::Request(request) if has_modern_meta(&request) => {
-            if let Err(r) = check_tool_scopes(&state, auth.as_ref(), &request) {
-                return r;
-            }
-            return sessionless_request(&state, &headers, request, accepts, permits, auth).await;
+            return modern_request(&state, &headers, request, accepts, permits, auth).await;
         }
         other => other,
     };
@@ -294,9 +287,41 @@ async fn post(
     }
 }
 
+/// The transport's limits for one request: requests in flight, bytes in flight, and requests
+/// of this principal (`503` with `Retry-After`).
+pub(crate) fn request_permits(
+    state: &HttpState,
+    body_len: usize,
+    auth: Option<&Authenticated>,
+) -> Result<Vec<tokio::sync::OwnedSemaphorePermit>, Response> {
+    let request_permit = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
+    let kib = u32::try_from(body_len.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let byte_permit = state.bytes.clone().try_acquire_many_owned(kib).map_err(|_| busy())?;
+    let mut permits = vec![request_permit, byte_permit];
+    permits.extend(principal_permit(state, auth)?);
+    Ok(permits)
+}
+
+/// Serves a request whose `_meta` is 2026-07-28's, wherever it arrived (the endpoint with or
+/// without a session header, or the HTTP+SSE transport's POST): the tool's scopes, then the
+/// stateless order — its headers checked against its body — and an answer on this exchange.
+pub(crate) async fn modern_request(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    request: Request,
+    accepts: Accepts,
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    auth: Option<Authenticated>,
+) -> Response {
+    if let Err(r) = check_tool_scopes(state, auth.as_ref(), &request) {
+        return r;
+    }
+    sessionless_request(state, headers, request, accepts, permits, auth).await
+}
+
 /// True when the request's `_meta` carries the members only 2026-07-28 defines — what makes the
 /// router serve it as a modern request.
-fn has_modern_meta(request: &Request) -> bool {
+pub(crate) fn has_modern_meta(request: &Request) -> bool {
     request.params_as::<MetaProbe>().ok().and_then(|p| p.meta).is_some_and(|m| m.is_modern())
 }
 

@@ -91,8 +91,12 @@ async fn start() -> Running {
 }
 
 fn request(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &str) -> String {
+    request_to(addr, "/mcp", headers, body)
+}
+
+fn request_to(addr: std::net::SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> String {
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
+        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
         addr.port(),
         body.len()
     );
@@ -104,10 +108,19 @@ fn request(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &str) -> 
     request
 }
 
-/// One POST; the status and the body (JSON, or the last `data:` of an SSE body).
+/// One POST; the status, the head and the body.
 async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
+    post_to(addr, "/mcp", headers, body).await
+}
+
+async fn post_to(
+    addr: std::net::SocketAddr,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
     let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request(addr, headers, body).as_bytes()).await.unwrap();
+    stream.write_all(request_to(addr, path, headers, body).as_bytes()).await.unwrap();
     let mut raw = Vec::new();
     tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
         .await
@@ -258,4 +271,49 @@ async fn a_modern_request_in_a_session_is_not_resumable() {
     let reply = message(&body);
     mcp_testkit::assert_valid_message("2026-07-28", &reply);
     assert_eq!(reply["result"]["content"][0]["text"], "polled", "{reply}");
+}
+
+#[tokio::test]
+async fn a_modern_request_posted_to_an_http_sse_session_is_served_as_2026_07_28() {
+    let server = start().await;
+    let addr = server.addr;
+    // A 2024-11-05 session: its stream names the URL to POST to.
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let get =
+        format!("GET /sse HTTP/1.1\r\nhost: 127.0.0.1:{}\r\naccept: text/event-stream\r\n\r\n", addr.port());
+    stream.write_all(get.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 1024];
+    let endpoint = loop {
+        if let Some(line) =
+            seen.lines().find_map(|l| l.strip_prefix("data: ")).filter(|_| seen.contains("\n\n"))
+        {
+            break line.trim().to_owned();
+        }
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("no endpoint")
+            .unwrap();
+        assert!(n > 0, "the stream ended: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    };
+    assert!(endpoint.starts_with("/messages?sessionId="), "{endpoint}");
+    let body = modern_call("region", json!({"region": "eu"}));
+    let (status, _, reply) = post_to(addr, &endpoint, &[ACCEPT], &body).await;
+    let reply = message(&reply);
+    assert_eq!((status, reply["error"]["code"].clone()), (400, json!(-32020)), "{reply}");
+    assert_eq!(server.runs.get(), 0, "the refused request did not run the tool");
+    let headers = [
+        ACCEPT,
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "region"),
+        ("mcp-param-region", "eu"),
+    ];
+    let (status, _, reply) = post_to(addr, &endpoint, &headers, &body).await;
+    let reply = message(&reply);
+    assert_eq!(status, 200, "{reply}");
+    mcp_testkit::assert_valid_message("2026-07-28", &reply);
+    assert_eq!(reply["result"]["content"][0]["text"], "eu", "answered on the POST itself");
+    assert_eq!(server.runs.get(), 1);
 }
