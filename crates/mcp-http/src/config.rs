@@ -40,6 +40,17 @@ pub struct HttpConfig {
     /// every MCP request needs a valid access token and the Protected Resource Metadata is
     /// served (see [`AuthConfig`]).
     pub auth: Option<AuthConfig>,
+
+    // The request head and the socket (docs/DECISIONS.md): enforced by the standalone server
+    // (`serve`, `serve_until`); the header limits and the `Host` rule are checked by the router
+    // too, for applications that mount it in a server of their own.
+    /// Largest request head: the request line and every header field together (`431`).
+    pub max_header_bytes: usize,
+    /// Most header fields in a request (`431`).
+    pub max_headers: usize,
+    /// Standalone server: a connection whose writes make no progress this long (the client
+    /// stopped reading its answer or stream) is closed and its buffers freed.
+    pub send_timeout: Duration,
 }
 
 impl HttpConfig {
@@ -73,6 +84,10 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(30 * 60),
             sse_retry: Duration::from_millis(1000),
             auth: None,
+
+            max_header_bytes: 64 * 1024,
+            max_headers: 100,
+            send_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The checks every request passes before any work is done for it (docs/DECISIONS.md order:
-//! Host 403 → Origin 403 → method 405 → Content-Type 415 → Accept 406 → body size 413).
+//! head 431 / 400 → Host 403 → Origin 403 → method 405 → Content-Type 415 → Accept 406 → body
+//! size 413).
 
-use http::{HeaderMap, StatusCode, header};
+use http::{HeaderMap, StatusCode, Version, header};
 
 use crate::config::HttpConfig;
 
@@ -14,6 +15,26 @@ pub(crate) struct Refusal {
 
 fn refuse(status: StatusCode, reason: &'static str) -> Refusal {
     Refusal { status, reason }
+}
+
+/// The request head, before anything else: the header limits (`431`; the standalone server's
+/// hyper applies them while reading, this check is for routers mounted elsewhere) and exactly
+/// one `Host` (RFC 9112 §3.2: none in HTTP/1.1, or more than one, is `400`) — an allowlist that
+/// reads one `Host` while a proxy routes on another would check nothing.
+pub(crate) fn head(config: &HttpConfig, version: Version, headers: &HeaderMap) -> Result<(), Refusal> {
+    if headers.len() > config.max_headers {
+        return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"));
+    }
+    // Each field as sent: name, ": ", value, CRLF.
+    let bytes: usize = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    if bytes > config.max_header_bytes {
+        return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request header fields too large"));
+    }
+    match headers.get_all(header::HOST).iter().count() {
+        0 if version == Version::HTTP_11 => Err(refuse(StatusCode::BAD_REQUEST, "Host is required")),
+        0 | 1 => Ok(()),
+        _ => Err(refuse(StatusCode::BAD_REQUEST, "more than one Host header")),
+    }
 }
 
 /// DNS rebinding changes `Host`; a cross-site page sends a foreign `Origin`. Both are refused.
@@ -96,6 +117,33 @@ mod tests {
             h.append(*k, HeaderValue::from_static(v));
         }
         h
+    }
+
+    #[test]
+    fn the_head_has_limits_and_one_host() {
+        let config = HttpConfig { max_headers: 3, max_header_bytes: 64, ..HttpConfig::default() };
+        let ok = headers(&[("host", "a:1"), ("accept", "*/*")]);
+        assert!(head(&config, Version::HTTP_11, &ok).is_ok());
+        let two_hosts = headers(&[("host", "a:1"), ("host", "b:2")]);
+        assert_eq!(head(&config, Version::HTTP_11, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(head(&config, Version::HTTP_10, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            head(&config, Version::HTTP_11, &headers(&[])).unwrap_err().status,
+            StatusCode::BAD_REQUEST
+        );
+        assert!(head(&config, Version::HTTP_10, &headers(&[])).is_ok(), "HTTP/1.0 may omit Host");
+        assert!(head(&config, Version::HTTP_2, &headers(&[])).is_ok(), "HTTP/2 has :authority");
+        let many = headers(&[("host", "a"), ("a", "1"), ("b", "2"), ("c", "3")]);
+        assert_eq!(
+            head(&config, Version::HTTP_11, &many).unwrap_err().status,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+        );
+        let big =
+            headers(&[("host", "a"), ("x", "0123456789012345678901234567890123456789012345678901234567890")]);
+        assert_eq!(
+            head(&config, Version::HTTP_11, &big).unwrap_err().status,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+        );
     }
 
     #[test]

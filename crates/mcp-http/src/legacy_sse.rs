@@ -163,6 +163,19 @@ async fn post_message(
         }
     };
     match message {
+        // The body decides the era: a 2026-07-28 request is served as one here too (its headers
+        // checked against its body, its answer on this POST), never inside the session.
+        Message::Request(request) if crate::service::has_modern_meta(&request) => {
+            let accepts = match guard::accepts(&headers) {
+                Ok(a) => a,
+                Err(r) => return refusal(r),
+            };
+            let permits = match crate::service::request_permits(http, bytes.len(), auth.as_ref()) {
+                Ok(p) => p,
+                Err(r) => return r,
+            };
+            return crate::service::modern_request(http, &headers, request, accepts, permits, auth).await;
+        }
         Message::Notification(n) => http.server.handle_notification(&session.connection, n),
         Message::Response(r) => http.server.handle_response(&session.connection, r),
         Message::Request(request) => {

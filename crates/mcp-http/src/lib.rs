@@ -16,7 +16,9 @@
 //!   responses included, travels on the stream; the session ends with its stream.
 //! * **Hardened by default:** Host and Origin allowlists (`403`), `Content-Type` (`415`),
 //!   `Accept` (`406`), body size (`413`), bodies and requests in flight (`503` with
-//!   `Retry-After`), header and body read timeouts.
+//!   `Retry-After`), header and body read timeouts, the size of the request head (`431`),
+//!   exactly one `Host` (`400`), and — standalone — a send timeout that closes connections
+//!   whose client stopped reading.
 //!
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
@@ -40,6 +42,7 @@ mod exchange;
 mod guard;
 mod headers;
 mod legacy_sse;
+mod send_timeout;
 mod serve;
 mod service;
 mod session;
@@ -109,6 +112,9 @@ impl McpHttp {
         if let Some(auth) = &state.auth {
             router = router.merge(auth::metadata_routes(&state.config, &auth.config));
         }
-        router.merge(legacy_sse::routes(state))
+        // The request head is checked first, for every route (docs/DECISIONS.md order).
+        router
+            .merge(legacy_sse::routes(state.clone()))
+            .layer(axum::middleware::from_fn_with_state(state, service::check_head))
     }
 }

@@ -1,5 +1,5 @@
-//! Running the transport standalone: an accept loop over hyper with the connection limit and
-//! the header read timeout of docs/DECISIONS.md.
+//! Running the transport standalone: an accept loop over hyper with the connection limit, the
+//! header read timeout, the header limits and the send timeout of docs/DECISIONS.md.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
+use crate::send_timeout::SendTimeout;
 use crate::{HttpConfig, McpHttp};
 
 /// A bound listener, whose address (with the port the OS chose for port 0) is known before
@@ -56,6 +57,8 @@ pub async fn serve_until(
 ) -> std::io::Result<()> {
     let config = config.unwrap_or_else(|| HttpConfig::for_bind(bound.addr));
     let header_timeout = config.header_read_timeout;
+    let (max_header_bytes, max_headers) = (config.max_header_bytes, config.max_headers);
+    let send_timeout = config.send_timeout;
     let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
     let router = McpHttp::new(server, config).router();
     // Every connection task holds a receiver: `true` asks it to finish gracefully, and the
@@ -82,9 +85,15 @@ pub async fn serve_until(
         let router = router.clone();
         let stopping = stopping.clone();
         tasks.spawn(async move {
-            let io = TokioIo::new(stream);
+            let io = TokioIo::new(SendTimeout::new(stream, send_timeout));
             let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout).keep_alive(true);
+            // Over the header limits hyper answers 431 itself and closes the connection.
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_header_size(max_header_bytes)
+                .max_headers(max_headers)
+                .keep_alive(true);
             let result = match permit {
                 Some(permit) => {
                     let service = TowerToHyperService::new(router);

@@ -98,6 +98,18 @@ pub(crate) async fn endpoint(
     }
 }
 
+/// Every route's first check: the request head (its size, and exactly one `Host`).
+pub(crate) async fn check_head(
+    State(state): State<Arc<HttpState>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    match guard::head(&state.config, request.version(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(r) => refusal(r),
+    }
+}
+
 /// The caller, when authorization is on: `Ok(None)` when it is off, the refusal otherwise.
 pub(crate) async fn authenticate(
     state: &HttpState,
@@ -195,32 +207,41 @@ async fn post(
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let session = match session_of(&state, &headers, auth.as_ref()) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let bytes = match read_body(&state, body).await {
         Ok(b) => b,
         Err(r) => return r,
     };
-    let Ok(request_permit) = state.in_flight.clone().try_acquire_owned() else { return busy() };
-    let kib = u32::try_from(bytes.len().div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-    let Ok(byte_permit) = state.bytes.clone().try_acquire_many_owned(kib) else { return busy() };
-    let mut permits = vec![request_permit, byte_permit];
-    match principal_permit(&state, auth.as_ref()) {
-        Ok(permit) => permits.extend(permit),
+    let permits = match request_permits(&state, bytes.len(), auth.as_ref()) {
+        Ok(p) => p,
         Err(r) => return r,
-    }
+    };
     let options = DecodeOptions { allow_batch: false, accept_responses: true };
     let message = match mcp_types::decode_message(&bytes, options) {
         Ok(m) => m,
         Err(e) => {
-            let null_id = session
-                .as_ref()
+            // The era of an unreadable body is the session's, when it names a live one.
+            let null_id = session_of(&state, &headers, auth.as_ref())
+                .ok()
+                .flatten()
                 .and_then(|s| s.connection.session())
                 .is_some_and(|s| !s.version.omits_unknown_error_id());
             return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
         }
+    };
+    // The body decides the era (docs/CONFORMANCE.md §3): a request whose `_meta` is
+    // 2026-07-28's is served as 2026-07-28 whatever `Mcp-Session-Id` it carries — its headers
+    // checked against its body, cancelled when its stream closes, never resumable — and the
+    // session header is ignored (an unknown id is not a 404). A session is one `initialize`
+    // away for anyone, so it must not exempt a request from the modern checks.
+    let message = match message {
+        Message::Request(request) if has_modern_meta(&request) => {
+            return modern_request(&state, &headers, request, accepts, permits, auth).await;
+        }
+        other => other,
+    };
+    let session = match session_of(&state, &headers, auth.as_ref()) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
     if let Message::Request(request) = &message {
         if let Err(r) = check_tool_scopes(&state, auth.as_ref(), request) {
@@ -264,6 +285,44 @@ async fn post(
             None => sessionless_request(&state, &headers, request, accepts, permits, auth).await,
         },
     }
+}
+
+/// The transport's limits for one request: requests in flight, bytes in flight, and requests
+/// of this principal (`503` with `Retry-After`).
+pub(crate) fn request_permits(
+    state: &HttpState,
+    body_len: usize,
+    auth: Option<&Authenticated>,
+) -> Result<Vec<tokio::sync::OwnedSemaphorePermit>, Response> {
+    let request_permit = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
+    let kib = u32::try_from(body_len.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
+    let byte_permit = state.bytes.clone().try_acquire_many_owned(kib).map_err(|_| busy())?;
+    let mut permits = vec![request_permit, byte_permit];
+    permits.extend(principal_permit(state, auth)?);
+    Ok(permits)
+}
+
+/// Serves a request whose `_meta` is 2026-07-28's, wherever it arrived (the endpoint with or
+/// without a session header, or the HTTP+SSE transport's POST): the tool's scopes, then the
+/// stateless order — its headers checked against its body — and an answer on this exchange.
+pub(crate) async fn modern_request(
+    state: &Arc<HttpState>,
+    headers: &HeaderMap,
+    request: Request,
+    accepts: Accepts,
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    auth: Option<Authenticated>,
+) -> Response {
+    if let Err(r) = check_tool_scopes(state, auth.as_ref(), &request) {
+        return r;
+    }
+    sessionless_request(state, headers, request, accepts, permits, auth).await
+}
+
+/// True when the request's `_meta` carries the members only 2026-07-28 defines — what makes the
+/// router serve it as a modern request.
+pub(crate) fn has_modern_meta(request: &Request) -> bool {
+    request.params_as::<MetaProbe>().ok().and_then(|p| p.meta).is_some_and(|m| m.is_modern())
 }
 
 fn is_legacy_version(v: &str) -> bool {

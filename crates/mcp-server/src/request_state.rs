@@ -2,10 +2,12 @@
 //!
 //! Format: `base64url(payload) "." base64url(HMAC-SHA256(key, payload))`, where the payload is
 //! JSON holding the method, a digest of the request's salient params (tool name and
-//! arguments, prompt name and arguments, resource URI), an expiry, and the answers the client
-//! gave in earlier rounds (the client only sends the current round's answers on each retry).
-//! A state that fails verification, has expired, or belongs to another request is a
-//! JSON-RPC error, never a result (docs/DECISIONS.md).
+//! arguments, prompt name and arguments, resource URI), a digest of the caller (the
+//! authenticated principal's issuer, subject and client id, or none), an expiry, and the
+//! answers the client gave in earlier rounds (the client only sends the current round's
+//! answers on each retry). A state that fails verification, has expired, belongs to another
+//! request or was issued to another caller is a JSON-RPC error, never a result
+//! (docs/DECISIONS.md).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,6 +18,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use mcp_types::InputResponse;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use crate::principal::Principal;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -63,6 +67,8 @@ struct Payload {
     m: String,
     /// Hex SHA-256 of the salient params.
     d: String,
+    /// Hex SHA-256 of the caller's identity ([`caller`]).
+    c: String,
     /// Expiry, seconds since the epoch.
     e: u64,
     /// Answers from earlier rounds.
@@ -84,6 +90,34 @@ pub enum StateError {
     /// Produced for a different request.
     #[error("requestState belongs to a different request")]
     Mismatch,
+    /// Issued to another caller (another authenticated principal, or an anonymous one).
+    #[error("requestState was issued to another caller")]
+    OtherCaller,
+}
+
+/// The digest binding a state to its caller: the identity of the principal the transport
+/// authenticated (issuer, subject, client id), or the anonymous caller. Its scopes and claims
+/// are not part of it, so a refreshed token of the same principal keeps its states.
+pub(crate) fn caller(principal: Option<&Principal>) -> String {
+    let mut hasher = Sha256::new();
+    match principal {
+        None => hasher.update(b"anonymous"),
+        Some(p) => {
+            hasher.update(b"principal");
+            for part in [&p.issuer, &p.subject, &p.client_id] {
+                // A length prefix keeps (absent, "x") apart from ("", "x") and every split.
+                match part {
+                    None => hasher.update([0]),
+                    Some(v) => {
+                        hasher.update([1]);
+                        hasher.update((v.len() as u64).to_be_bytes());
+                        hasher.update(v.as_bytes());
+                    }
+                }
+            }
+        }
+    }
+    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The digest binding a state to a request: method plus its salient params.
@@ -114,11 +148,18 @@ pub(crate) fn seal(
     key: &StateKey,
     method: &str,
     digest: String,
+    caller: String,
     answers: BTreeMap<String, InputResponse>,
     ttl: Duration,
 ) -> String {
-    let payload =
-        Payload { m: method.to_owned(), d: digest, e: now() + ttl.as_secs(), a: answers, n: nonce() };
+    let payload = Payload {
+        m: method.to_owned(),
+        d: digest,
+        c: caller,
+        e: now() + ttl.as_secs(),
+        a: answers,
+        n: nonce(),
+    };
     // The payload holds only strings, numbers and already-valid JSON values.
     let json = serde_json::to_vec(&payload).unwrap_or_default();
     let mut m = mac(key);
@@ -133,6 +174,7 @@ pub(crate) fn open(
     state: &str,
     method: &str,
     digest: &str,
+    caller: &str,
 ) -> Result<BTreeMap<String, InputResponse>, StateError> {
     let (body, tag) = state.split_once('.').ok_or(StateError::Tampered)?;
     let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Tampered)?;
@@ -147,12 +189,19 @@ pub(crate) fn open(
     if payload.m != method || payload.d != digest {
         return Err(StateError::Mismatch);
     }
+    if payload.c != caller {
+        return Err(StateError::OtherCaller);
+    }
     Ok(payload.a)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn anon() -> String {
+        caller(None)
+    }
 
     fn answers() -> BTreeMap<String, InputResponse> {
         let mut a = BTreeMap::new();
@@ -167,31 +216,34 @@ mod tests {
     fn a_sealed_state_opens_with_its_answers() {
         let key = StateKey::random();
         let d = digest("tools/call", "t", Some(&serde_json::json!({"x": 1})));
-        let state = seal(&key, "tools/call", d.clone(), answers(), Duration::from_secs(60));
-        assert_eq!(open(&key, &state, "tools/call", &d).unwrap(), answers());
+        let state = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::from_secs(60));
+        assert_eq!(open(&key, &state, "tools/call", &d, &anon()).unwrap(), answers());
     }
 
     #[test]
     fn tampering_another_key_expiry_and_mismatch_are_refused() {
         let key = StateKey::random();
         let d = digest("tools/call", "t", None);
-        let state = seal(&key, "tools/call", d.clone(), answers(), Duration::from_secs(60));
-        assert_eq!(open(&key, &format!("{state}-TAMPERED"), "tools/call", &d), Err(StateError::Tampered));
-        assert_eq!(open(&key, "garbage", "tools/call", &d), Err(StateError::Tampered));
+        let state = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::from_secs(60));
+        assert_eq!(
+            open(&key, &format!("{state}-TAMPERED"), "tools/call", &d, &anon()),
+            Err(StateError::Tampered)
+        );
+        assert_eq!(open(&key, "garbage", "tools/call", &d, &anon()), Err(StateError::Tampered));
         let (body, tag) = state.split_once('.').unwrap();
         let mut bytes = URL_SAFE_NO_PAD.decode(body).unwrap();
         bytes[3] ^= 1;
         assert_eq!(
-            open(&key, &format!("{}.{tag}", URL_SAFE_NO_PAD.encode(bytes)), "tools/call", &d),
+            open(&key, &format!("{}.{tag}", URL_SAFE_NO_PAD.encode(bytes)), "tools/call", &d, &anon()),
             Err(StateError::Tampered)
         );
-        assert_eq!(open(&StateKey::random(), &state, "tools/call", &d), Err(StateError::Tampered));
-        assert_eq!(open(&key, &state, "prompts/get", &d), Err(StateError::Mismatch));
+        assert_eq!(open(&StateKey::random(), &state, "tools/call", &d, &anon()), Err(StateError::Tampered));
+        assert_eq!(open(&key, &state, "prompts/get", &d, &anon()), Err(StateError::Mismatch));
         assert_eq!(
-            open(&key, &state, "tools/call", &digest("tools/call", "other", None)),
+            open(&key, &state, "tools/call", &digest("tools/call", "other", None), &anon()),
             Err(StateError::Mismatch)
         );
-        let expired = seal(&key, "tools/call", d.clone(), answers(), Duration::ZERO);
+        let expired = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::ZERO);
         // Expiry has one-second resolution: wait until the state is strictly older.
         let payload: Payload =
             serde_json::from_slice(&URL_SAFE_NO_PAD.decode(expired.split('.').next().unwrap()).unwrap())
@@ -199,15 +251,49 @@ mod tests {
         if payload.e >= now() {
             std::thread::sleep(Duration::from_millis(1100));
         }
-        assert_eq!(open(&key, &expired, "tools/call", &d), Err(StateError::Expired));
+        assert_eq!(open(&key, &expired, "tools/call", &d, &anon()), Err(StateError::Expired));
     }
 
     #[test]
     fn two_rounds_never_share_a_state() {
         let key = StateKey::random();
         let d = digest("tools/call", "t", None);
-        let a = seal(&key, "tools/call", d.clone(), BTreeMap::new(), Duration::from_secs(60));
-        let b = seal(&key, "tools/call", d, BTreeMap::new(), Duration::from_secs(60));
+        let a = seal(&key, "tools/call", d.clone(), anon(), BTreeMap::new(), Duration::from_secs(60));
+        let b = seal(&key, "tools/call", d, anon(), BTreeMap::new(), Duration::from_secs(60));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn a_state_is_bound_to_its_caller() {
+        let key = StateKey::random();
+        let d = digest("tools/call", "t", None);
+        let alice = Principal::new(Some("https://as".into()), Some("alice".into()), Some("app".into()));
+        let bob = Principal::new(Some("https://as".into()), Some("bob".into()), Some("app".into()));
+        let state =
+            seal(&key, "tools/call", d.clone(), caller(Some(&alice)), answers(), Duration::from_secs(60));
+        assert_eq!(open(&key, &state, "tools/call", &d, &caller(Some(&alice))).unwrap(), answers());
+        // A refreshed token of the same principal (other scopes, other claims) keeps the state.
+        let refreshed = alice.clone().with_scopes(["more"]);
+        assert!(open(&key, &state, "tools/call", &d, &caller(Some(&refreshed))).is_ok());
+        assert_eq!(open(&key, &state, "tools/call", &d, &caller(Some(&bob))), Err(StateError::OtherCaller));
+        assert_eq!(open(&key, &state, "tools/call", &d, &anon()), Err(StateError::OtherCaller));
+        let other_issuer =
+            Principal::new(Some("https://other".into()), Some("alice".into()), Some("app".into()));
+        assert_eq!(
+            open(&key, &state, "tools/call", &d, &caller(Some(&other_issuer))),
+            Err(StateError::OtherCaller)
+        );
+        let anonymous = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::from_secs(60));
+        assert_eq!(
+            open(&key, &anonymous, "tools/call", &d, &caller(Some(&alice))),
+            Err(StateError::OtherCaller)
+        );
+        // The parts cannot be shifted into one another.
+        let shifted = Principal::new(Some("https://asalice".into()), None, Some("app".into()));
+        assert_ne!(caller(Some(&alice)), caller(Some(&shifted)));
+        assert_ne!(
+            caller(Some(&Principal::new(None, Some(String::new()), None))),
+            caller(Some(&Principal::new(None, None, None)))
+        );
     }
 }

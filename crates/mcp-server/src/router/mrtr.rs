@@ -75,14 +75,16 @@ impl Server {
             return Ok(Answers { answers: BTreeMap::new(), digest });
         }
         let mut answers = match state {
-            Some(state) => request_state::open(&self.inner.key, state, method, &digest).map_err(|e| {
-                let message = match e {
-                    StateError::Tampered => "requestState is invalid (it failed integrity verification)",
-                    StateError::Expired => "requestState has expired; send the request again without it",
-                    StateError::Mismatch => "requestState belongs to a different request",
-                };
-                Failure::bad_request(ErrorObject::invalid_params(message))
-            })?,
+            Some(state) => request_state::open(&self.inner.key, state, method, &digest, &caller(ctx))
+                .map_err(|e| {
+                    let message = match e {
+                        StateError::Tampered => "requestState is invalid (it failed integrity verification)",
+                        StateError::Expired => "requestState has expired; send the request again without it",
+                        StateError::Mismatch => "requestState belongs to a different request",
+                        StateError::OtherCaller => "requestState was issued to another caller",
+                    };
+                    Failure::bad_request(ErrorObject::invalid_params(message))
+                })?,
             None => BTreeMap::new(),
         };
         // Answers of this round override earlier ones; unknown keys are kept but never asked
@@ -109,6 +111,7 @@ impl Server {
             &self.inner.key,
             method,
             digest,
+            caller(ctx),
             asks.answers.clone(),
             self.inner.config.request_state_ttl,
         );
@@ -120,4 +123,9 @@ impl Server {
         };
         ctx.finish(result)
     }
+}
+
+/// The caller a state is bound to: the principal the transport authenticated, if any.
+fn caller(ctx: &Ctx<'_>) -> String {
+    request_state::caller(ctx.principal.as_deref())
 }
