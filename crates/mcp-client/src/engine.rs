@@ -35,6 +35,8 @@ pub(crate) enum CallEvent {
     /// A notification tagged with this request's id as subscription id.
     Tagged(Notification),
     Failed(ClientError),
+    /// The answer to this request arrived but is no valid JSON-RPC response (what is wrong).
+    Malformed(String),
 }
 
 /// How long a message the client sends on its own (a cancellation, the answer to a server's
@@ -275,6 +277,14 @@ impl Engine {
                     guard.disarm();
                     return Err(fail(e, true));
                 }
+                Some(CallEvent::Malformed(message)) => {
+                    // The exchange is over: no other answer will come.
+                    guard.disarm();
+                    return Err(fail(
+                        ClientError::MalformedAnswer { method: method.to_string(), message },
+                        true,
+                    ));
+                }
                 None => {
                     guard.disarm();
                     return Err(fail(ClientError::Closed, true));
@@ -301,6 +311,14 @@ impl Engine {
         let message = match mcp_types::decode_message(&bytes, DecodeOptions::default()) {
             Ok(m) => m,
             Err(e) => {
+                // A response to a pending request (its id, `result` or `error`, no `method`) that
+                // is malformed ends that exchange: the call fails now instead of at its timeout.
+                if let Some(id) = crate::transport::response_id(&bytes)
+                    && self.deliver(&id, CallEvent::Malformed(e.detail.clone()))
+                {
+                    tracing::warn!(target: "mcp_client", id = ?id, "malformed answer from the server: {}", e.detail);
+                    return;
+                }
                 tracing::warn!(target: "mcp_client", "ignoring an undecodable message from the server: {}", e.detail);
                 return;
             }
