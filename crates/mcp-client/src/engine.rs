@@ -14,7 +14,7 @@ use mcp_types::{
     ServerNotification, ServerRequest,
 };
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::error::ClientError;
@@ -27,14 +27,35 @@ use crate::transport::{
 /// A progress callback: `(progress, total, message)`.
 pub type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
 
-/// What one call waits for.
+/// What one call hears of while it waits.
 #[derive(Debug)]
 pub(crate) enum CallEvent {
-    Answer(Result<RawJson, ErrorObject>),
     Progress(ProgressNotificationParams),
     /// A notification tagged with this request's id as subscription id.
     Tagged(Notification),
+}
+
+/// How one call ended.
+#[derive(Debug)]
+pub(crate) enum CallEnd {
+    Answer(Result<RawJson, ErrorObject>),
     Failed(ClientError),
+    /// The answer to this request arrived but is no valid JSON-RPC response (what is wrong).
+    Malformed(String),
+}
+
+/// How many progress and tagged notifications wait for one call at most. The engine never
+/// waits for a call (a caller that does not poll its call must not stall every other one), so
+/// past this a notification for a call that does not keep up is dropped, counted, and the count
+/// warned about when the call ends. Its end (answer or failure) always gets through.
+const CALL_EVENTS: usize = 256;
+
+/// A call waiting for its answer.
+struct Waiter {
+    events: mpsc::Sender<CallEvent>,
+    end: oneshot::Sender<CallEnd>,
+    /// Notifications dropped because `events` was full.
+    dropped: Arc<AtomicU64>,
 }
 
 /// How long a message the client sends on its own (a cancellation, the answer to a server's
@@ -58,7 +79,7 @@ pub(crate) struct SendOptions {
 
 pub(crate) struct Engine {
     pub(crate) transport: Arc<dyn Transport>,
-    pending: Mutex<HashMap<RequestId, mpsc::UnboundedSender<CallEvent>>>,
+    pending: Mutex<HashMap<RequestId, Waiter>>,
     next_id: AtomicI64,
     handlers: Handlers,
     notifications: broadcast::Sender<ServerNotification>,
@@ -204,8 +225,11 @@ impl Engine {
         }
         let message = serde_json::json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params});
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        lock(&self.pending).insert(id.clone(), tx);
+        let (events_tx, mut events) = mpsc::channel(CALL_EVENTS);
+        let (end_tx, mut end) = oneshot::channel();
+        let dropped = Arc::new(AtomicU64::new(0));
+        lock(&self.pending)
+            .insert(id.clone(), Waiter { events: events_tx, end: end_tx, dropped: dropped.clone() });
         let mut guard = CallGuard {
             engine: self.clone(),
             id: id.clone(),
@@ -249,19 +273,22 @@ impl Engine {
             return Err(fail(answer_from_http_error(error), false));
         }
         loop {
-            let event = match deadline {
-                Some((at, limit)) => match tokio::time::timeout_at(at, rx.recv()).await {
-                    Ok(event) => event,
+            let next = async {
+                tokio::select! {
+                    biased;
+                    Some(event) = events.recv() => Next::Event(event),
+                    ended = &mut end => Next::End(ended.ok()),
+                }
+            };
+            let next = match deadline {
+                Some((at, limit)) => match tokio::time::timeout_at(at, next).await {
+                    Ok(next) => next,
                     Err(_) => return Err(fail(ClientError::Timeout(limit), true)),
                 },
-                None => rx.recv().await,
+                None => next.await,
             };
-            match event {
-                Some(CallEvent::Answer(answer)) => {
-                    guard.disarm();
-                    return answer.map_err(|e| fail(ClientError::Protocol(e), true));
-                }
-                Some(CallEvent::Progress(p)) => {
+            let ended = match next {
+                Next::Event(CallEvent::Progress(p)) => {
                     if let Some(f) = &options.progress {
                         f(&p);
                     }
@@ -269,31 +296,66 @@ impl Engine {
                         // Never past the hard limit.
                         deadline = earliest(soft(tokio::time::Instant::now()), hard);
                     }
+                    continue;
                 }
-                Some(CallEvent::Tagged(n)) => on_tagged(n),
-                Some(CallEvent::Failed(e)) => {
-                    guard.disarm();
-                    return Err(fail(e, true));
+                Next::Event(CallEvent::Tagged(n)) => {
+                    on_tagged(n);
+                    continue;
                 }
-                None => {
-                    guard.disarm();
-                    return Err(fail(ClientError::Closed, true));
+                Next::End(ended) => ended,
+            };
+            guard.disarm();
+            // What arrived before the end, in order.
+            while let Ok(event) = events.try_recv() {
+                match event {
+                    CallEvent::Progress(p) => {
+                        if let Some(f) = &options.progress {
+                            f(&p);
+                        }
+                    }
+                    CallEvent::Tagged(n) => on_tagged(n),
                 }
             }
+            let dropped = dropped.load(Ordering::Relaxed);
+            if dropped > 0 {
+                tracing::warn!(target: "mcp_client", id = ?id, "{dropped} notifications for this {method} were dropped: the caller did not keep up");
+            }
+            return match ended {
+                Some(CallEnd::Answer(answer)) => answer.map_err(|e| fail(ClientError::Protocol(e), true)),
+                Some(CallEnd::Failed(e)) => Err(fail(e, true)),
+                // The exchange is over: no other answer will come.
+                Some(CallEnd::Malformed(message)) => {
+                    Err(fail(ClientError::MalformedAnswer { method: method.to_string(), message }, true))
+                }
+                None => Err(fail(ClientError::Closed, true)),
+            };
         }
     }
 
+    /// Hands a notification to the call `id`, without waiting: false when no such call waits.
     fn deliver(&self, id: &RequestId, event: CallEvent) -> bool {
-        match lock(&self.pending).get(id) {
-            Some(tx) => tx.send(event).is_ok(),
-            None => false,
+        let pending = lock(&self.pending);
+        let Some(waiter) = pending.get(id) else { return false };
+        match waiter.events.try_send(event) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                waiter.dropped.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
+    }
+
+    /// Ends the call `id`: false when no such call waits.
+    fn finish(&self, id: &RequestId, end: CallEnd) -> bool {
+        let waiter = lock(&self.pending).remove(id);
+        waiter.is_some_and(|w| w.end.send(end).is_ok())
     }
 
     fn fail_all(&self, error: &TransportError) {
         let drained: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, tx) in drained {
-            let _ = tx.send(CallEvent::Failed(ClientError::lost(error.clone())));
+        for (_, waiter) in drained {
+            let _ = waiter.end.send(CallEnd::Failed(ClientError::lost(error.clone())));
         }
     }
 
@@ -301,6 +363,14 @@ impl Engine {
         let message = match mcp_types::decode_message(&bytes, DecodeOptions::default()) {
             Ok(m) => m,
             Err(e) => {
+                // A response to a pending request (its id, `result` or `error`, no `method`) that
+                // is malformed ends that exchange: the call fails now instead of at its timeout.
+                if let Some(id) = crate::transport::response_id(&bytes)
+                    && self.finish(&id, CallEnd::Malformed(e.detail.clone()))
+                {
+                    tracing::warn!(target: "mcp_client", id = ?id, "malformed answer from the server: {}", e.detail);
+                    return;
+                }
                 tracing::warn!(target: "mcp_client", "ignoring an undecodable message from the server: {}", e.detail);
                 return;
             }
@@ -308,7 +378,7 @@ impl Engine {
         match message {
             Message::Response(response) => match response.id {
                 ResponseId::Id(id) => {
-                    if !self.deliver(&id, CallEvent::Answer(response.result)) {
+                    if !self.finish(&id, CallEnd::Answer(response.result)) {
                         tracing::debug!(target: "mcp_client", id = ?id, "answer to a request nobody waits for");
                     }
                 }
@@ -397,6 +467,12 @@ impl Engine {
     }
 }
 
+/// What a waiting call heard next.
+enum Next {
+    Event(CallEvent),
+    End(Option<CallEnd>),
+}
+
 /// How a request failed.
 pub(crate) struct Failure {
     pub(crate) error: ClientError,
@@ -452,7 +528,7 @@ async fn read_loop(engine: Weak<Engine>, mut inbound: InboundReceiver) {
                 engine.on_message(bytes).await
             }
             Inbound::Unanswered { id, error } => {
-                engine.deliver(&id, CallEvent::Failed(ClientError::lost(error)));
+                engine.finish(&id, CallEnd::Failed(ClientError::lost(error)));
             }
             Inbound::Restarted { error } => {
                 tracing::warn!(target: "mcp_client", "server restarted: {error}");

@@ -21,6 +21,27 @@ pub enum Outcome {
     Unknown,
 }
 
+/// Which bound of [`ListLimits`](crate::ListLimits) a listing passed, and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListingBound {
+    /// The bytes of all pages' results together ([`ListLimits::max_bytes`](crate::ListLimits::max_bytes)).
+    Bytes(usize),
+    /// The items of all pages together ([`ListLimits::max_items`](crate::ListLimits::max_items)).
+    Items(usize),
+    /// The number of pages ([`ListLimits::max_pages`](crate::ListLimits::max_pages)).
+    Pages(usize),
+}
+
+impl std::fmt::Display for ListingBound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ListingBound::Bytes(n) => write!(f, "the client's bound of {n} bytes (ListLimits::max_bytes)"),
+            ListingBound::Items(n) => write!(f, "the client's bound of {n} items (ListLimits::max_items)"),
+            ListingBound::Pages(n) => write!(f, "the client's bound of {n} pages (ListLimits::max_pages)"),
+        }
+    }
+}
+
 /// Why a client call failed.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ClientError {
@@ -45,6 +66,26 @@ pub enum ClientError {
         method: String,
         /// What was wrong.
         message: String,
+    },
+    /// The server's answer to this request arrived but is not a valid JSON-RPC response (both
+    /// `result` and `error`, an `error` that is no error object, a `jsonrpc` other than `"2.0"`,
+    /// ...): the exchange is over without a usable answer. The server may have executed the
+    /// request.
+    #[error("malformed answer to {method}: {message}")]
+    MalformedAnswer {
+        /// The request's method.
+        method: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// A `list_all_*` helper stopped following `nextCursor`: the pages together passed one of
+    /// the bounds of [`ListLimits`](crate::ListLimits). Every page was answered; none is kept.
+    #[error("{method}: the listing exceeds {bound}")]
+    ListingTooLarge {
+        /// The list method.
+        method: String,
+        /// The bound that was passed.
+        bound: ListingBound,
     },
     /// The server needs input the client cannot give (no handler for it), or asked for input
     /// more times than allowed.
@@ -81,6 +122,8 @@ impl ClientError {
             ClientError::Transport { outcome, .. } => *outcome,
             ClientError::Timeout(_) => Outcome::Unknown,
             ClientError::InvalidAnswer { .. } => Outcome::Unknown,
+            ClientError::MalformedAnswer { .. } => Outcome::Unknown,
+            ClientError::ListingTooLarge { .. } => Outcome::Answered,
             ClientError::InputRequired(_) => Outcome::NotExecuted,
             ClientError::NoCommonVersion { .. } => Outcome::NotExecuted,
             ClientError::Unsupported(_) => Outcome::NotExecuted,

@@ -60,11 +60,11 @@ pub mod transport;
 mod wire;
 
 pub use client::{
-    Client, ClientBuilder, Detected, EraCache, RequestOptions, SUPPORTED_VERSIONS, Subscription,
+    Client, ClientBuilder, Detected, EraCache, ListLimits, RequestOptions, SUPPORTED_VERSIONS, Subscription,
     SubscriptionEvent,
 };
 pub use engine::ProgressFn;
-pub use error::{ClientError, Outcome};
+pub use error::{ClientError, ListingBound, Outcome};
 pub use handler::Handlers;
 #[cfg(feature = "http")]
 pub use reqwest;

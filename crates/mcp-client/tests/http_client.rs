@@ -160,7 +160,7 @@ async fn a_server_that_accepts_and_never_answers_fails_connect_within_the_probe_
     assert!(matches!(e, ClientError::Timeout(t) if t == SHORT), "{e:?}");
 
     // HTTP+SSE: the stream that never opens is bounded by the endpoint timeout.
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     let opening = HttpSseTransport::connect(HttpConfig::new(&url).endpoint_timeout(SHORT), tx);
     match bounded("HttpSseTransport::connect", opening).await {
         Err(TransportError::Unexpected(message)) => assert!(message.contains("did not open"), "{message}"),

@@ -84,7 +84,7 @@ fn initialize(version: &str) -> Outgoing {
 }
 
 fn streamable(config: HttpConfig) -> (Arc<StreamableHttpTransport>, InboundReceiver) {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mcp_client::transport::inbound_channel();
     (StreamableHttpTransport::new(config, tx).unwrap(), rx)
 }
 
@@ -178,7 +178,7 @@ async fn connection_refused_is_not_sent() {
 
 #[tokio::test]
 async fn invalid_urls_are_refused() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     for url in ["not a url", "ftp://127.0.0.1/mcp"] {
         let error = StreamableHttpTransport::new(HttpConfig::new(url), tx.clone()).unwrap_err();
         assert!(matches!(error, TransportError::NotSent(_)), "{url}: {error:?}");
@@ -677,7 +677,7 @@ async fn oversized_messages_are_refused_with_bounded_memory() {
 #[tokio::test]
 async fn http_sse_round_trip_against_our_server() {
     let (server, _srv) = our_server(|_| {}).await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let transport = HttpSseTransport::connect(HttpConfig::new(server.url("/sse")), tx).await.unwrap();
     assert_eq!(transport.kind(), TransportKind::HttpSse);
     assert_eq!(transport.endpoint().path(), "/messages");
@@ -716,7 +716,7 @@ async fn http_sse_refuses_a_cross_origin_endpoint() {
         )])
     })
     .await;
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     let error = HttpSseTransport::connect(HttpConfig::new(server.url("/sse")), tx).await.unwrap_err();
     assert!(matches!(error, TransportError::Unexpected(_)), "{error:?}");
 }
@@ -733,7 +733,7 @@ async fn http_sse_connect_failures() {
     })
     .await;
     let connect = |path: &str| {
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = mcp_client::transport::inbound_channel();
         let config = HttpConfig::new(server.url(path)).endpoint_timeout(Duration::from_millis(200));
         HttpSseTransport::connect(config, tx)
     };
@@ -766,7 +766,7 @@ async fn http_sse_stream_end_closes_the_transport() {
         }
     })
     .await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let transport = HttpSseTransport::connect(HttpConfig::new(server.url("/sse")), tx).await.unwrap();
     assert_eq!(next_message(&mut rx).await["method"], "hello");
     transport.send(notification("notifications/initialized", None)).await.unwrap();
@@ -792,7 +792,7 @@ async fn extra_headers_reach_the_http_sse_server() {
         _ => status(202),
     })
     .await;
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     let config = HttpConfig::new(server.url("/sse"))
         .header(HeaderName::from_static("x-api-key"), HeaderValue::from_static("k1"));
     let transport = HttpSseTransport::connect(config, tx).await.unwrap();

@@ -707,7 +707,7 @@ fn outgoing(id: i64, method: &str, params: Value) -> Outgoing {
 async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged() {
     let (url, log) = guarded_endpoint().await;
     let auth = Switching::new(true);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let transport = StreamableHttpTransport::new(HttpConfig::new(url).auth(auth.clone()), tx).unwrap();
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
     transport.send(outgoing(1, "initialize", init)).await.unwrap();
@@ -738,7 +738,7 @@ async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged
 async fn refusals_are_handed_over_at_most_three_times_per_request() {
     let (url, log) = guarded_endpoint().await;
     let auth = Switching::new(false);
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     let transport = StreamableHttpTransport::new(HttpConfig::new(url).auth(auth.clone()), tx).unwrap();
     let error = transport.send(outgoing(1, "initialize", json!({}))).await.unwrap_err();
     assert!(matches!(error, TransportError::Http { status: 401, .. }), "{error:?}");
@@ -751,7 +751,7 @@ async fn a_403_without_an_insufficient_scope_challenge_is_not_the_hooks_business
     let (url, _log) = guarded_endpoint().await;
     let auth = Switching::new(true);
     *auth.token.lock().unwrap() = "good".into();
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     let transport = StreamableHttpTransport::new(HttpConfig::new(url).auth(auth.clone()), tx).unwrap();
     let error = transport.send(outgoing(2, "tools/call", json!({"name": "forbidden"}))).await.unwrap_err();
     assert!(matches!(error, TransportError::Http { status: 403, .. }), "{error:?}");

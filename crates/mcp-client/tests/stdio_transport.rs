@@ -16,7 +16,6 @@ use mcp_client::transport::{
     TransportKind,
 };
 use mcp_types::RequestId;
-use tokio::sync::mpsc;
 
 /// How long any single expected event may take.
 const WAIT: Duration = Duration::from_secs(5);
@@ -33,7 +32,7 @@ fn short_timeouts() -> ShutdownTimeouts {
 }
 
 fn start(cmd: StdioCommand) -> (Arc<StdioTransport>, InboundReceiver) {
-    let (tx, rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mcp_client::transport::inbound_channel();
     let transport = StdioTransport::spawn(cmd, tx).expect("the child starts");
     (transport, rx)
 }
@@ -522,7 +521,7 @@ async fn an_over_long_line_is_skipped() {
 
 #[tokio::test]
 async fn a_missing_program_is_not_started() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     match StdioTransport::spawn(StdioCommand::new("/nonexistent/mcp-server"), tx) {
         Err(TransportError::NotSent(text)) => assert!(text.contains("/nonexistent/mcp-server"), "{text}"),
         Err(other) => panic!("expected NotSent, got {other:?}"),
@@ -532,6 +531,6 @@ async fn a_missing_program_is_not_started() {
 
 #[test]
 fn spawn_outside_a_runtime_is_an_error() {
-    let (tx, _rx) = mpsc::unbounded_channel();
+    let (tx, _rx) = mcp_client::transport::inbound_channel();
     assert!(matches!(StdioTransport::spawn(StdioCommand::new("cat"), tx), Err(TransportError::NotSent(_))));
 }

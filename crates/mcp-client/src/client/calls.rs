@@ -12,12 +12,9 @@ use mcp_types::{
 };
 use serde_json::{Map, Value};
 
-use super::{Client, Inner, RequestOptions, decode, to_map};
-use crate::error::{ClientError, Outcome};
+use super::{Client, Inner, ListLimits, RequestOptions, decode, to_map};
+use crate::error::{ClientError, ListingBound, Outcome};
 use crate::transport::TransportKind;
-
-/// Pages fetched by the `*_all` helpers before they give up (a server that loops its cursor).
-const MAX_PAGES: usize = 10_000;
 
 fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
     let mut p = Map::new();
@@ -64,25 +61,49 @@ impl Client {
         cursor: Option<&str>,
         options: &RequestOptions,
     ) -> Result<ListToolsResult, ClientError> {
-        let mut result: ListToolsResult =
-            self.inner.call("tools/list", cursor_params(cursor), options).await?;
+        let raw = self.inner.call_raw("tools/list", cursor_params(cursor), options, |_| {}).await?;
+        self.tools_page(&raw)
+    }
+
+    /// Decodes one page of `tools/list` and records its tools (see [`Client::list_tools`]).
+    fn tools_page(&self, raw: &RawJson) -> Result<ListToolsResult, ClientError> {
+        let mut result: ListToolsResult = decode("tools/list", raw)?;
         let check =
             self.transport_kind() == TransportKind::StreamableHttp && self.protocol_version().is_modern();
         result.tools = self.inner.tools.record(std::mem::take(&mut result.tools), check);
         Ok(result)
     }
 
-    /// Every tool, page after page.
+    /// The bounds of a listing with `options`.
+    fn list_limits(&self, options: &RequestOptions) -> ListLimits {
+        options.list_limits.unwrap_or(self.inner.config.list_limits)
+    }
+
+    /// One page of `method`, as the server sent it.
+    async fn page(
+        &self,
+        method: &str,
+        cursor: Option<String>,
+        options: &RequestOptions,
+    ) -> Result<RawJson, ClientError> {
+        self.inner.call_raw(method, cursor_params(cursor.as_deref()), options, |_| {}).await
+    }
+
+    /// Every tool, page after page, within the client's [`ListLimits`].
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
         self.list_all_tools_with(&self.opts()).await
     }
 
-    /// [`Client::list_all_tools`] with options (applied to each page).
+    /// [`Client::list_all_tools`] with options (applied to each page; their
+    /// [`RequestOptions::list_limits`] bound the whole listing).
     pub async fn list_all_tools_with(&self, options: &RequestOptions) -> Result<Vec<Tool>, ClientError> {
-        all_pages("tools/list", |cursor| async move {
-            let page = self.list_tools_with(cursor.as_deref(), options).await?;
-            Ok((page.tools, page.next_cursor))
-        })
+        let method = "tools/list";
+        all_pages(
+            method,
+            self.list_limits(options),
+            |cursor| self.page(method, cursor, options),
+            |raw| self.tools_page(&raw).map(|page| (page.tools, page.next_cursor)),
+        )
         .await
     }
 
@@ -91,12 +112,15 @@ impl Client {
         self.inner.call("resources/list", cursor_params(cursor), &self.opts()).await
     }
 
-    /// Every resource.
+    /// Every resource, within the client's [`ListLimits`].
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        all_pages("resources/list", |cursor| async move {
-            let page = self.list_resources(cursor.as_deref()).await?;
-            Ok((page.resources, page.next_cursor))
-        })
+        let (method, options) = ("resources/list", self.opts());
+        all_pages(
+            method,
+            self.list_limits(&options),
+            |cursor| self.page(method, cursor, &options),
+            |raw| decode::<ListResourcesResult>(method, &raw).map(|page| (page.resources, page.next_cursor)),
+        )
         .await
     }
 
@@ -108,12 +132,18 @@ impl Client {
         self.inner.call("resources/templates/list", cursor_params(cursor), &self.opts()).await
     }
 
-    /// Every resource template.
+    /// Every resource template, within the client's [`ListLimits`].
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        all_pages("resources/templates/list", |cursor| async move {
-            let page = self.list_resource_templates(cursor.as_deref()).await?;
-            Ok((page.resource_templates, page.next_cursor))
-        })
+        let (method, options) = ("resources/templates/list", self.opts());
+        all_pages(
+            method,
+            self.list_limits(&options),
+            |cursor| self.page(method, cursor, &options),
+            |raw| {
+                decode::<ListResourceTemplatesResult>(method, &raw)
+                    .map(|page| (page.resource_templates, page.next_cursor))
+            },
+        )
         .await
     }
 
@@ -122,12 +152,15 @@ impl Client {
         self.inner.call("prompts/list", cursor_params(cursor), &self.opts()).await
     }
 
-    /// Every prompt.
+    /// Every prompt, within the client's [`ListLimits`].
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        all_pages("prompts/list", |cursor| async move {
-            let page = self.list_prompts(cursor.as_deref()).await?;
-            Ok((page.prompts, page.next_cursor))
-        })
+        let (method, options) = ("prompts/list", self.opts());
+        all_pages(
+            method,
+            self.list_limits(&options),
+            |cursor| self.page(method, cursor, &options),
+            |raw| decode::<ListPromptsResult>(method, &raw).map(|page| (page.prompts, page.next_cursor)),
+        )
         .await
     }
 
@@ -170,10 +203,19 @@ impl Client {
             && self.transport_kind() == TransportKind::StreamableHttp
             && self.protocol_version().is_modern()
         {
-            // The header mirrors come from the tool's schema: learn it first.
+            // The header mirrors come from the tool's schema: learn it first, within the same
+            // bounds as any listing. A tool whose schema could not be learnt is called without
+            // mirrors (a server that needs them refuses the call with -32020, unexecuted) and
+            // without output validation.
             let listing = RequestOptions { progress: None, retries: None, ..options.clone() };
-            if let Err(e) = self.list_all_tools_with(&listing).await {
-                tracing::debug!(target: "mcp_client", "tools/list before the call failed: {e}");
+            match self.list_all_tools_with(&listing).await {
+                Ok(_) => {}
+                Err(e @ ClientError::ListingTooLarge { .. }) => tracing::warn!(
+                    target: "mcp_client",
+                    tool = %params.name,
+                    "learning the tool's schema failed ({e}); a tool not among the tools listed so far is called without x-mcp-header mirrors or output validation"
+                ),
+                Err(e) => tracing::debug!(target: "mcp_client", "tools/list before the call failed: {e}"),
             }
             entry = self.inner.tools.get(&params.name);
         }
@@ -355,26 +397,38 @@ fn retryable(e: &ClientError, retry_safe: bool) -> bool {
     }
 }
 
-/// Follows `nextCursor` from the first page to the last (at most [`MAX_PAGES`]), collecting the
-/// items of every page.
-async fn all_pages<T, F, Fut>(method: &str, mut page: F) -> Result<Vec<T>, ClientError>
+/// Follows `nextCursor` from the first page to the last, collecting the items of every page,
+/// within `limits`: the bytes of each page are counted before it is decoded (`items_of`), its
+/// items before they are kept, and at most `max_pages` pages are fetched.
+async fn all_pages<T, F, Fut>(
+    method: &str,
+    limits: ListLimits,
+    mut fetch: F,
+    mut items_of: impl FnMut(RawJson) -> Result<(Vec<T>, Option<String>), ClientError>,
+) -> Result<Vec<T>, ClientError>
 where
     F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<(Vec<T>, Option<String>), ClientError>>,
+    Fut: Future<Output = Result<RawJson, ClientError>>,
 {
+    let too_large = |bound| ClientError::ListingTooLarge { method: method.into(), bound };
     let mut all = Vec::new();
+    let mut bytes = 0usize;
     let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let (items, next) = page(cursor.take()).await?;
+    for _ in 0..limits.max_pages {
+        let raw = fetch(cursor.take()).await?;
+        bytes = bytes.saturating_add(raw.get().len());
+        if bytes > limits.max_bytes {
+            return Err(too_large(ListingBound::Bytes(limits.max_bytes)));
+        }
+        let (items, next) = items_of(raw)?;
+        if all.len().saturating_add(items.len()) > limits.max_items {
+            return Err(too_large(ListingBound::Items(limits.max_items)));
+        }
         all.extend(items);
         match next {
             Some(c) => cursor = Some(c),
             None => return Ok(all),
         }
     }
-    Err(too_many_pages(method))
-}
-
-fn too_many_pages(method: &str) -> ClientError {
-    ClientError::InvalidAnswer { method: method.into(), message: format!("more than {MAX_PAGES} pages") }
+    Err(too_large(ListingBound::Pages(limits.max_pages)))
 }

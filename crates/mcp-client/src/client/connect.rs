@@ -17,7 +17,7 @@ impl ClientBuilder {
         self,
         command: crate::transport::stdio::StdioCommand,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = crate::transport::inbound_channel();
         let target = format!("stdio:{}", command.display());
         let transport =
             crate::transport::stdio::StdioTransport::spawn(command, tx).map_err(ClientError::transport)?;
@@ -67,7 +67,7 @@ impl ClientBuilder {
         let target = config.url.clone();
         let cached = self.era_cache.as_ref().and_then(|c| c.get(&target));
         if cached.is_none_or(|d| d.transport != TransportKind::HttpSse) {
-            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            let (tx, rx) = crate::transport::inbound_channel();
             let transport =
                 StreamableHttpTransport::new(config.clone(), tx).map_err(ClientError::transport)?;
             match self.clone().connect_inner(transport, rx, target.clone()).await {
@@ -82,7 +82,7 @@ impl ClientBuilder {
                 }
             }
         }
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = crate::transport::inbound_channel();
         // Bounded by the transport's endpoint timeout, and by the request timeout when shorter.
         let opening = HttpSseTransport::connect(config, tx);
         let opened = match self.request_timeout {

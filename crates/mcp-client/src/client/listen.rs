@@ -23,10 +23,15 @@ pub enum SubscriptionEvent {
     Ended(Result<(), ClientError>),
 }
 
+/// How many events wait for a [`Subscription`]'s reader at most. Past this, change
+/// notifications for a reader that does not keep up are dropped and counted (a warning says how
+/// many); the end of the subscription always gets through.
+const SUBSCRIPTION_CAPACITY: usize = 1024;
+
 /// A live subscription. Dropping it ends the subscription (the listen request is cancelled).
 #[derive(Debug)]
 pub struct Subscription {
-    events: mpsc::UnboundedReceiver<SubscriptionEvent>,
+    events: mpsc::Receiver<SubscriptionEvent>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -46,7 +51,7 @@ impl Drop for Subscription {
 impl Client {
     /// Subscribes to change notifications.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        let (tx, events) = mpsc::unbounded_channel();
+        let (tx, events) = mpsc::channel(SUBSCRIPTION_CAPACITY);
         if self.protocol_version().is_modern() {
             let mut params = Map::new();
             params.insert("notifications".into(), Value::Object(to_map(&filter)?));
@@ -55,6 +60,7 @@ impl Client {
                 let options = RequestOptions::default();
                 let forward = tx.clone();
                 let inner2 = inner.clone();
+                let mut dropped = 0u64;
                 let on_tagged = move |n: mcp_types::Notification| {
                     let event = if n.method == "notifications/subscriptions/acknowledged" {
                         match n.params_as::<SubscriptionsAcknowledgedNotificationParams>() {
@@ -76,11 +82,19 @@ impl Client {
                             }
                         }
                     };
-                    let _ = forward.send(event);
+                    match forward.try_send(event) {
+                        Ok(()) if dropped > 0 => {
+                            tracing::warn!(target: "mcp_client", "subscription reader too slow; {dropped} notifications lost");
+                            dropped = 0;
+                        }
+                        Ok(()) => {}
+                        Err(mpsc::error::TrySendError::Full(_)) => dropped += 1,
+                        Err(mpsc::error::TrySendError::Closed(_)) => {}
+                    }
                 };
                 let listen_options = options.no_timeout();
                 let result = inner.call_raw("subscriptions/listen", params, &listen_options, on_tagged).await;
-                let _ = tx.send(SubscriptionEvent::Ended(result.map(|_| ())));
+                let _ = tx.send(SubscriptionEvent::Ended(result.map(|_| ()))).await;
             });
             return Ok(Subscription { events, task });
         }
@@ -112,7 +126,7 @@ impl Client {
             granted.resource_subscriptions = Some(uris.clone());
         }
         let mut rx = self.notifications();
-        let _ = tx.send(SubscriptionEvent::Acknowledged(granted.clone()));
+        let _ = tx.send(SubscriptionEvent::Acknowledged(granted.clone())).await;
         let client = Arc::downgrade(&self.inner);
         let task = tokio::spawn(async move {
             loop {
@@ -134,7 +148,9 @@ impl Client {
                             ServerNotification::LoggingMessage(_) => true,
                             _ => false,
                         };
-                        if wanted && tx.send(SubscriptionEvent::Notification(n)).is_err() {
+                        // Waiting for a slow reader makes the session's broadcast lag, which
+                        // drops and counts (below).
+                        if wanted && tx.send(SubscriptionEvent::Notification(n)).await.is_err() {
                             return;
                         }
                     }
@@ -143,10 +159,11 @@ impl Client {
                     }
                     Err(_) => {
                         let closed = client.upgrade().and_then(|c| c.engine.closed_error());
-                        let _ = tx.send(SubscriptionEvent::Ended(match closed {
+                        let ended = match closed {
                             Some(e) => Err(ClientError::lost(e)),
                             None => Ok(()),
-                        }));
+                        };
+                        let _ = tx.send(SubscriptionEvent::Ended(ended)).await;
                         return;
                     }
                 }

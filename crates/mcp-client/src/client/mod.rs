@@ -27,7 +27,7 @@ use crate::handler::Handlers;
 use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
 pub use listen::{Subscription, SubscriptionEvent};
-pub use options::{Detected, EraCache, RequestOptions};
+pub use options::{Detected, EraCache, ListLimits, RequestOptions};
 
 use cache::ResultCache;
 use tools::ToolTable;
@@ -59,6 +59,7 @@ pub struct ClientBuilder {
     pub(crate) validate_output: bool,
     pub(crate) schema_limits: Limits,
     pub(crate) discover_on_connect: bool,
+    pub(crate) list_limits: ListLimits,
 }
 
 impl ClientBuilder {
@@ -77,6 +78,7 @@ impl ClientBuilder {
             validate_output: true,
             schema_limits: Limits::default(),
             discover_on_connect: true,
+            list_limits: ListLimits::default(),
         }
     }
 
@@ -158,6 +160,15 @@ impl ClientBuilder {
     pub fn validate_output(mut self, yes: bool, limits: Limits) -> Self {
         self.validate_output = yes;
         self.schema_limits = limits;
+        self
+    }
+
+    /// The bounds of every listing that follows `nextCursor` (the `list_all_*` helpers, and the
+    /// listing a `tools/call` makes first on modern HTTP to learn the tool's schema): 16 MiB,
+    /// 10,000 items and 10,000 pages by default ([`ListLimits`]).
+    /// [`RequestOptions::list_limits`] overrides them for one call.
+    pub fn list_limits(mut self, limits: ListLimits) -> Self {
+        self.list_limits = limits;
         self
     }
 

@@ -22,6 +22,44 @@ pub struct RequestOptions {
     pub(crate) bypass_cache: bool,
     pub(crate) retries: Option<u32>,
     pub(crate) untimed: bool,
+    pub(crate) list_limits: Option<ListLimits>,
+}
+
+/// Bounds of the `list_all_*` helpers (and of the listing a `tools/call` makes first to learn
+/// the tool's schema), which follow `nextCursor` page after page: the bytes, items and pages of
+/// one listing, all pages together. A server that hands out a fresh cursor with every page
+/// would otherwise keep the client fetching and accumulating until memory runs out; past a
+/// bound the listing fails with [`ClientError::ListingTooLarge`](crate::ClientError::ListingTooLarge)
+/// naming it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListLimits {
+    /// The results' JSON text, all pages together (default 16 MiB: as much as one HTTP message
+    /// may hold, [`HttpConfig::max_message_size`](crate::transport::http::HttpConfig)). A page is
+    /// counted before it is decoded.
+    pub max_bytes: usize,
+    /// The items (tools, resources, templates, prompts), all pages together (default 10,000).
+    pub max_items: usize,
+    /// The pages (default 10,000): a server looping its cursor with empty pages stops here.
+    pub max_pages: usize,
+}
+
+impl ListLimits {
+    /// The default bound of a listing's bytes: 16 MiB.
+    pub const DEFAULT_MAX_BYTES: usize = 16 * 1024 * 1024;
+    /// The default bound of a listing's items: 10,000.
+    pub const DEFAULT_MAX_ITEMS: usize = 10_000;
+    /// The default bound of a listing's pages: 10,000.
+    pub const DEFAULT_MAX_PAGES: usize = 10_000;
+}
+
+impl Default for ListLimits {
+    fn default() -> Self {
+        ListLimits {
+            max_bytes: Self::DEFAULT_MAX_BYTES,
+            max_items: Self::DEFAULT_MAX_ITEMS,
+            max_pages: Self::DEFAULT_MAX_PAGES,
+        }
+    }
 }
 
 impl std::fmt::Debug for RequestOptions {
@@ -35,6 +73,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("log_level", &self.log_level)
             .field("bypass_cache", &self.bypass_cache)
             .field("retries", &self.retries)
+            .field("list_limits", &self.list_limits)
             .finish()
     }
 }
@@ -108,6 +147,14 @@ impl RequestOptions {
     /// server marked read-only or idempotent. Default 1; 0 turns retries off.
     pub fn retries(mut self, n: u32) -> Self {
         self.retries = Some(n);
+        self
+    }
+
+    /// The bounds of a listing made with these options (`list_all_tools_with`, and the listing
+    /// `call_tool_with` makes first on modern HTTP), instead of the client's
+    /// ([`ClientBuilder::list_limits`](crate::ClientBuilder::list_limits)).
+    pub fn list_limits(mut self, limits: ListLimits) -> Self {
+        self.list_limits = Some(limits);
         self
     }
 }

@@ -8,7 +8,9 @@
 //! * [`Transport::send`] hands one serialized message to the peer. Every message the peer sends
 //!   back — responses, notifications, server→client requests, on whichever stream they arrive —
 //!   is pushed, as the raw bytes of one JSON-RPC message, to the [`InboundSender`] the transport
-//!   was built with, in the order it arrived on its stream.
+//!   was built with, in the order it arrived on its stream. The channel is bounded: a transport
+//!   waits for room before reading more from the server, so memory does not grow with what a
+//!   server sends ahead of the core.
 //! * When the transport is gone for good (the child exited, the HTTP+SSE stream ended and cannot
 //!   be resumed), it pushes one [`Inbound::Closed`] and nothing after it.
 //! * Errors of one message ([`TransportError`]) are returned from `send`; they never close the
@@ -28,10 +30,21 @@ pub mod stdio;
 /// A boxed future, as the object-safe [`Transport`] returns them.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Where a transport delivers what the server sent.
-pub type InboundSender = tokio::sync::mpsc::UnboundedSender<Inbound>;
+/// Where a transport delivers what the server sent: a bounded channel. A transport waits for
+/// room before it reads on (back-pressure: a stdio child blocks on its full stdout pipe, an HTTP
+/// server on its full TCP window), so however many messages a server sends, at most
+/// [`INBOUND_CAPACITY`] of them wait for the core. The receiving end must be read.
+pub type InboundSender = tokio::sync::mpsc::Sender<Inbound>;
 /// The receiving end the client core reads.
-pub type InboundReceiver = tokio::sync::mpsc::UnboundedReceiver<Inbound>;
+pub type InboundReceiver = tokio::sync::mpsc::Receiver<Inbound>;
+
+/// How many inbound items ([`inbound_channel`]) wait for the core at most.
+pub const INBOUND_CAPACITY: usize = 64;
+
+/// The channel between a transport and the client core, of [`INBOUND_CAPACITY`].
+pub fn inbound_channel() -> (InboundSender, InboundReceiver) {
+    tokio::sync::mpsc::channel(INBOUND_CAPACITY)
+}
 
 /// Something the server sent, or the end of the transport.
 #[derive(Debug)]

@@ -64,7 +64,7 @@ pub(crate) struct Fake {
 
 impl Fake {
     pub(crate) fn new(kind: TransportKind, script: Script) -> (Arc<Fake>, InboundReceiver) {
-        let (inbound, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (inbound, rx) = mcp_client::transport::inbound_channel();
         let fake = Arc::new(Fake {
             kind,
             inbound,
@@ -77,13 +77,17 @@ impl Fake {
         (fake, rx)
     }
 
-    /// Pushes a message as if the server sent it now.
+    /// Pushes a message as if the server sent it now (the channel must have room: the tests
+    /// push a few at a time).
     pub(crate) fn push(&self, message: Value) {
-        let _ = self.inbound.send(Inbound::Message(Bytes::from(message.to_string())));
+        self.push_event(Inbound::Message(Bytes::from(message.to_string())));
     }
 
     pub(crate) fn push_event(&self, event: Inbound) {
-        let _ = self.inbound.send(event);
+        match self.inbound.try_send(event) {
+            Ok(()) | Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => {}
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => panic!("the inbound channel is full"),
+        }
     }
 
     pub(crate) fn sent(&self) -> Vec<Sent> {
@@ -120,12 +124,12 @@ impl Transport for Fake {
             match reply {
                 Reply::Messages(messages) => {
                     for m in messages {
-                        self.push(m);
+                        let _ = self.inbound.send(Inbound::Message(Bytes::from(m.to_string()))).await;
                     }
                     Ok(())
                 }
                 Reply::Raw(text) => {
-                    let _ = self.inbound.send(Inbound::Message(Bytes::from(text)));
+                    let _ = self.inbound.send(Inbound::Message(Bytes::from(text))).await;
                     Ok(())
                 }
                 Reply::Fail(e) => Err(e),
@@ -150,7 +154,7 @@ impl Transport for Fake {
 
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed));
+            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed)).await;
         })
     }
 }

@@ -1,6 +1,7 @@
 //! What both HTTP transports share: the client and its headers, error mapping, bounded body
 //! reads, and the inbound channel that ends with exactly one `Closed`.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
@@ -321,38 +322,51 @@ pub(crate) enum StreamEnd {
     TooLarge(SseError),
 }
 
-/// Reads an SSE body to its end, handing every event to `on_event`.
-pub(crate) async fn read_events(
-    response: &mut Response,
-    parser: &mut SseParser,
-    mut on_event: impl FnMut(SseEvent),
-) -> StreamEnd {
-    // A parser that failed on a chunk read before (the HTTP+SSE endpoint wait's) ends the stream
-    // now, not at the next chunk.
-    if let Err(e) = parser.feed(&[], &mut Vec::new()) {
-        return StreamEnd::TooLarge(e);
-    }
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                let mut events = Vec::new();
-                let fed = parser.feed(&chunk, &mut events);
-                // The events before an oversized one still count (one may be the answer).
-                events.into_iter().for_each(&mut on_event);
-                if let Err(e) = fed {
-                    return StreamEnd::TooLarge(e);
-                }
+/// The events of an SSE body, one at a time: the body is read only as fast as its events are
+/// taken, so a consumer that waits (for room in the inbound channel) holds the server back
+/// through TCP instead of buffering what it sends.
+#[derive(Default)]
+pub(crate) struct SseEvents {
+    /// Events parsed from the last chunk and not taken yet (at most one chunk's worth).
+    ready: VecDeque<SseEvent>,
+}
+
+impl SseEvents {
+    /// The next event of `response`, or how the body ended. The events completed before an
+    /// oversized one are still handed out (one may be the answer); a parser that failed, on
+    /// this chunk or on one read before (the HTTP+SSE endpoint wait's), then ends the stream at
+    /// once, without waiting for another chunk.
+    pub(crate) async fn next(
+        &mut self,
+        response: &mut Response,
+        parser: &mut SseParser,
+    ) -> Result<SseEvent, StreamEnd> {
+        loop {
+            if let Some(event) = self.ready.pop_front() {
+                return Ok(event);
             }
-            Ok(None) => return StreamEnd::Ended,
-            Err(e) => {
-                tracing::debug!(error = %error_text(e), "SSE stream broke");
-                return StreamEnd::Ended;
+            if let Err(e) = parser.feed(&[], &mut Vec::new()) {
+                return Err(StreamEnd::TooLarge(e));
+            }
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    let mut events = Vec::new();
+                    // An error is reported once the events before it are taken (above).
+                    let _ = parser.feed(&chunk, &mut events);
+                    self.ready.extend(events);
+                }
+                Ok(None) => return Err(StreamEnd::Ended),
+                Err(e) => {
+                    tracing::debug!(error = %error_text(e), "SSE stream broke");
+                    return Err(StreamEnd::Ended);
+                }
             }
         }
     }
 }
 
-/// The inbound channel, closed exactly once: after the final message nothing is pushed.
+/// The inbound channel, closed exactly once: after the final message nothing is pushed. Every
+/// push waits for room in the channel (back-pressure on whatever the transport reads).
 pub(crate) struct Inbox(Mutex<Option<InboundSender>>);
 
 impl Inbox {
@@ -360,18 +374,27 @@ impl Inbox {
         Inbox(Mutex::new(Some(sender)))
     }
 
-    /// Pushes unless closed.
-    pub(crate) fn push(&self, item: Inbound) {
-        if let Some(sender) = &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
-            let _ = sender.send(item);
+    fn sender(&self) -> Option<InboundSender> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Pushes unless closed, once the channel has room.
+    pub(crate) async fn push(&self, item: Inbound) {
+        let Some(sender) = self.sender() else { return };
+        let Ok(permit) = sender.reserve().await else { return };
+        // Closed while waiting for room: nothing follows `Closed`.
+        let open = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if open.is_some() {
+            permit.send(item);
         }
     }
 
     /// Pushes `Closed(error)` and closes; false when already closed.
-    pub(crate) fn close(&self, error: TransportError) -> bool {
-        match self.0.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    pub(crate) async fn close(&self, error: TransportError) -> bool {
+        let taken = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match taken {
             Some(sender) => {
-                let _ = sender.send(Inbound::Closed(error));
+                let _ = sender.send(Inbound::Closed(error)).await;
                 true
             }
             None => false,

@@ -10,7 +10,7 @@ use reqwest::header::{self, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 use super::common::{
-    EVENT_STREAM, HttpCore, Inbox, JSON, StreamEnd, http_error, media_type, read_bounded, read_events,
+    EVENT_STREAM, HttpCore, Inbox, JSON, SseEvents, StreamEnd, http_error, media_type, read_bounded,
     send_error,
 };
 use super::config::HttpConfig;
@@ -44,17 +44,24 @@ struct Shared {
 
 impl Shared {
     /// Ends the transport once: later sends fail with `error`, and `Closed(error)` is pushed.
-    fn end(&self, error: TransportError) {
-        let mut gone = self.gone.lock().unwrap_or_else(|e| e.into_inner());
-        if gone.is_none() {
-            *gone = Some(error.clone());
-            self.inbox.close(error);
+    async fn end(&self, error: TransportError) {
+        let first = {
+            let mut gone = self.gone.lock().unwrap_or_else(|e| e.into_inner());
+            let first = gone.is_none();
+            if first {
+                *gone = Some(error.clone());
+            }
+            first
+        };
+        if first {
+            self.inbox.close(error).await;
         }
     }
 
-    fn deliver(&self, event: SseEvent) {
+    /// Pushes a `message` event, once the inbound channel has room.
+    async fn deliver(&self, event: SseEvent) {
         match event.event.as_str() {
-            "message" => self.inbox.push(Inbound::Message(event.data)),
+            "message" => self.inbox.push(Inbound::Message(event.data)).await,
             "endpoint" => tracing::debug!("ignoring a repeated endpoint event"),
             other => tracing::debug!(event = other, "ignoring an SSE event of another type"),
         }
@@ -107,7 +114,7 @@ impl HttpSseTransport {
                         endpoint = Some(event.data);
                     } else {
                         // Messages around the endpoint event are delivered in order.
-                        shared.deliver(event);
+                        shared.deliver(event).await;
                     }
                 }
                 if let Some(endpoint) = endpoint {
@@ -124,12 +131,20 @@ impl HttpSseTransport {
         let reader = {
             let shared = shared.clone();
             tokio::spawn(async move {
-                let end = read_events(&mut response, &mut parser, |event| shared.deliver(event)).await;
+                let mut events = SseEvents::default();
+                let end = loop {
+                    match events.next(&mut response, &mut parser).await {
+                        Ok(event) => shared.deliver(event).await,
+                        Err(end) => break end,
+                    }
+                };
                 crate::wire::stream_closed(&Method::GET, &shared.core.url);
-                shared.end(match end {
-                    StreamEnd::Ended => TransportError::Lost("the HTTP+SSE stream ended".into()),
-                    StreamEnd::TooLarge(e) => TransportError::Unexpected(e.to_string()),
-                });
+                shared
+                    .end(match end {
+                        StreamEnd::Ended => TransportError::Lost("the HTTP+SSE stream ended".into()),
+                        StreamEnd::TooLarge(e) => TransportError::Unexpected(e.to_string()),
+                    })
+                    .await;
             })
         };
         Ok(Arc::new(HttpSseTransport { shared, endpoint, reader: Mutex::new(Some(reader.abort_handle())) }))
@@ -224,7 +239,7 @@ impl Transport for HttpSseTransport {
     fn close(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             self.stop_reader();
-            self.shared.end(TransportError::Closed);
+            self.shared.end(TransportError::Closed).await;
         })
     }
 }

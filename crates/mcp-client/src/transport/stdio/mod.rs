@@ -77,8 +77,8 @@ struct Shared {
     /// The command's display name, for logs and errors.
     name: String,
     inbound: InboundSender,
-    /// `true` once [`Inbound::Closed`] was pushed. Every push happens under this lock, so
-    /// nothing follows `Closed`.
+    /// `true` once [`Inbound::Closed`] was pushed. Every push happens under this lock (once
+    /// the channel has room for it), so nothing follows `Closed`.
     ended: Mutex<bool>,
     /// The running child, if any.
     current: Mutex<Current>,
@@ -108,8 +108,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Pushes `event` unless the transport has already pushed [`Inbound::Closed`].
-    fn push(&self, event: Inbound) {
+    /// Pushes `event` unless the transport has already pushed [`Inbound::Closed`], waiting for
+    /// room in the channel first (meanwhile nothing more is read from the child, whose writes
+    /// then block on the full pipe: back-pressure).
+    async fn push(&self, event: Inbound) {
+        if *lock(&self.ended) {
+            return;
+        }
+        // The receiver being gone only means nobody listens any more.
+        let Ok(permit) = self.inbound.reserve().await else { return };
         let mut ended = lock(&self.ended);
         if *ended {
             return;
@@ -117,8 +124,7 @@ impl Shared {
         if matches!(event, Inbound::Closed(_)) {
             *ended = true;
         }
-        // The receiver being gone only means nobody listens any more.
-        let _ = self.inbound.send(event);
+        permit.send(event);
     }
 
     fn not_running(&self) -> TransportError {
@@ -215,7 +221,7 @@ impl Transport for StdioTransport {
             let mut done = self.done.clone();
             // An error means the supervisor is gone (it ended or the runtime shut down): done.
             let _ = done.wait_for(|finished| *finished).await;
-            self.shared.push(Inbound::Closed(TransportError::Closed));
+            self.shared.push(Inbound::Closed(TransportError::Closed)).await;
         })
     }
 }

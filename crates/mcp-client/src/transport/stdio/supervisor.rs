@@ -56,7 +56,7 @@ pub(super) async fn supervise(
         }
         let Some(policy) = cmd.get_restart().copied() else {
             tracing::warn!(server = %shared.name, "server process exited unexpectedly ({exit})");
-            shared.push(Inbound::Closed(TransportError::Exited(exit)));
+            shared.push(Inbound::Closed(TransportError::Exited(exit))).await;
             return;
         };
         if uptime >= RestartPolicy::STABLE_UPTIME {
@@ -86,7 +86,7 @@ async fn restart(
                 "server process exited ({last}); giving up after {} restarts",
                 policy.max_restarts
             );
-            shared.push(Inbound::Closed(TransportError::Exited(last)));
+            shared.push(Inbound::Closed(TransportError::Exited(last))).await;
             return None;
         }
         let wait = policy.backoff(*failures);
@@ -104,7 +104,7 @@ async fn restart(
             Ok(next) => {
                 tracing::info!(server = %shared.name, pid = next.pid(), "server process restarted");
                 if !shared.closing.is_cancelled() {
-                    shared.push(Inbound::Restarted { error: TransportError::Exited(last) });
+                    shared.push(Inbound::Restarted { error: TransportError::Exited(last) }).await;
                 }
                 return Some(next);
             }
@@ -211,7 +211,7 @@ impl Generation {
             match step {
                 Step::Stdout(item) => {
                     match item {
-                        Some(Ok(frame)) => shared.push(Inbound::Message(Bytes::from(frame.into_vec()))),
+                        Some(Ok(frame)) => shared.push(Inbound::Message(Bytes::from(frame.into_vec()))).await,
                         Some(Err(ReadError::Frame(e))) => {
                             tracing::warn!(server = %name, pid, "skipped a stdout line: {e}");
                         }

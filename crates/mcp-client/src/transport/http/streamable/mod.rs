@@ -12,12 +12,15 @@
 //!
 //! Each request runs in its own task, which owns the HTTP exchange from the POST to the end of
 //! its answer; `send` returns once the status and headers are in, and `abandon` aborts the task,
-//! which closes the connection.
+//! which closes the connection. Whatever a stream brings is pushed to the inbound channel as it
+//! is read, waiting for room there: a full channel holds the server back (back-pressure).
+
+mod streams;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_types::{ProtocolVersion, RequestId};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -26,9 +29,8 @@ use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
 use super::common::{
-    EVENT_STREAM, HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, LAST_EVENT_ID, MCP_METHOD, MCP_NAME,
-    MCP_PROTOCOL_VERSION, MCP_SESSION_ID, ReadError, StreamEnd, http_error, media_type, read_bounded,
-    read_events,
+    HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
+    ReadError, SseEvents, http_error, media_type, read_bounded,
 };
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
@@ -37,10 +39,6 @@ use crate::transport::{
     response_id,
 };
 use crate::wire;
-
-/// A stream that stayed open this long was healthy, even if it delivered nothing (idle streams
-/// with keep-alive comments): its end does not count as a failed reconnection.
-const HEALTHY_STREAM: Duration = Duration::from_secs(10);
 
 /// The Streamable HTTP client transport (modern stateless requests and legacy sessions).
 pub struct StreamableHttpTransport {
@@ -196,7 +194,7 @@ impl Transport for StreamableHttpTransport {
             if listening {
                 wire::stream_closed(&Method::GET, &self.shared.core.url);
             }
-            self.shared.inbox.close(TransportError::Closed);
+            self.shared.inbox.close(TransportError::Closed).await;
             let (session, version) = {
                 let mut state = self.shared.lock();
                 (state.session_id.take(), state.session_version.take())
@@ -254,19 +252,20 @@ impl Shared {
         }
     }
 
-    fn unanswered(&self, id: &RequestId, error: TransportError) {
+    async fn unanswered(&self, id: &RequestId, error: TransportError) {
         tracing::debug!(?id, %error, "request unanswered");
-        self.inbox.push(Inbound::Unanswered { id: id.clone(), error });
+        self.inbox.push(Inbound::Unanswered { id: id.clone(), error }).await;
     }
 
-    /// Pushes a `message` event; true when it is the response to `id`.
-    fn deliver(&self, event: SseEvent, id: Option<&RequestId>) -> bool {
+    /// Pushes a `message` event, once the inbound channel has room; true when it is the
+    /// response to `id`.
+    async fn deliver(&self, event: SseEvent, id: Option<&RequestId>) -> bool {
         if event.event != "message" {
             tracing::debug!(event = %event.event, "ignoring an SSE event of another type");
             return false;
         }
         let answers = id.is_some_and(|id| response_id(&event.data).as_ref() == Some(id));
-        self.inbox.push(Inbound::Message(event.data));
+        self.inbox.push(Inbound::Message(event.data)).await;
         answers
     }
 
@@ -341,7 +340,7 @@ impl Shared {
         match media_type(&response).as_deref() {
             Some("application/json") => match read_bounded(&mut response, limit).await {
                 Ok(body) if !body.iter().all(u8::is_ascii_whitespace) => {
-                    self.inbox.push(Inbound::Message(body));
+                    self.inbox.push(Inbound::Message(body)).await;
                 }
                 Ok(_) => {}
                 Err(ReadError::TooLarge) => tracing::debug!("oversized body after a notification dropped"),
@@ -349,10 +348,10 @@ impl Shared {
             },
             Some("text/event-stream") => {
                 let mut parser = SseParser::new(limit);
-                read_events(&mut response, &mut parser, |event| {
-                    self.deliver(event, None);
-                })
-                .await;
+                let mut events = SseEvents::default();
+                while let Ok(event) = events.next(&mut response, &mut parser).await {
+                    self.deliver(event, None).await;
+                }
             }
             // 202 without a body, as the specification says.
             _ => {}
@@ -408,7 +407,7 @@ impl Shared {
         if status == StatusCode::ACCEPTED || response.content_length() == Some(0) {
             let _ = reply.send(Ok(()));
             let error = format!("the server answered the request with HTTP {status} and no body");
-            self.unanswered(id, TransportError::Unexpected(error));
+            self.unanswered(id, TransportError::Unexpected(error)).await;
             return;
         }
         match media_type(&response).as_deref() {
@@ -423,17 +422,17 @@ impl Shared {
                     Ok(body) => {
                         let wrong = not_the_response(&body, id);
                         if !body.iter().all(u8::is_ascii_whitespace) {
-                            self.inbox.push(Inbound::Message(body));
+                            self.inbox.push(Inbound::Message(body)).await;
                         }
                         if let Some(error) = wrong {
-                            self.unanswered(id, TransportError::Unexpected(error));
+                            self.unanswered(id, TransportError::Unexpected(error)).await;
                         }
                     }
                     Err(ReadError::TooLarge) => {
                         let error = format!("the answer exceeds the limit of {limit} bytes");
-                        self.unanswered(id, TransportError::Unexpected(error));
+                        self.unanswered(id, TransportError::Unexpected(error)).await;
                     }
-                    Err(ReadError::Broken(e)) => self.unanswered(id, TransportError::Lost(e)),
+                    Err(ReadError::Broken(e)) => self.unanswered(id, TransportError::Lost(e)).await,
                 }
             }
             Some("text/event-stream") => {
@@ -450,181 +449,6 @@ impl Shared {
                 );
                 let _ = reply.send(Err(TransportError::Unexpected(error)));
             }
-        }
-    }
-
-    /// Reads a request's SSE stream until its answer; a legacy stream that ends first is
-    /// resumed with `GET` + `Last-Event-ID`.
-    async fn follow_request_stream(
-        &self,
-        id: &RequestId,
-        mut response: Response,
-        version: Option<ProtocolVersion>,
-    ) {
-        let modern = version.is_some_and(ProtocolVersion::is_modern);
-        let version = version.or(self.lock().session_version);
-        let mut parser = SseParser::new(self.core.config.max_message_size);
-        let mut failures = 0;
-        let mut resumed = false;
-        loop {
-            let id_before = parser.last_event_id().map(str::to_owned);
-            let opened = Instant::now();
-            let mut delivered = false;
-            let mut answered = false;
-            let end = read_events(&mut response, &mut parser, |event| {
-                delivered = true;
-                answered |= self.deliver(event, Some(id));
-            })
-            .await;
-            if resumed {
-                wire::stream_closed(&Method::GET, &self.core.url);
-            }
-            if answered {
-                return;
-            }
-            if let StreamEnd::TooLarge(e) = end {
-                self.unanswered(id, TransportError::Unexpected(e.to_string()));
-                return;
-            }
-            if modern {
-                let error = "the response stream ended before the answer (modern streams are not resumable)";
-                self.unanswered(id, TransportError::Lost(error.into()));
-                return;
-            }
-            let Some(last) = parser.last_event_id().map(str::to_owned) else {
-                let error = "the response stream ended before the answer, without an event id to resume from";
-                self.unanswered(id, TransportError::Lost(error.into()));
-                return;
-            };
-            if delivered || id_before.as_deref() != Some(&last) || opened.elapsed() >= HEALTHY_STREAM {
-                failures = 0;
-            } else {
-                failures += 1;
-            }
-            response = match self.resume(&last, version, parser.retry(), &mut failures).await {
-                Ok(response) => response,
-                Err(e) => {
-                    self.unanswered(id, e);
-                    return;
-                }
-            };
-            parser.restart();
-            resumed = true;
-        }
-    }
-
-    /// Reconnects a request's stream after the server's delay, with bounded attempts.
-    async fn resume(
-        &self,
-        last: &str,
-        version: Option<ProtocolVersion>,
-        retry: Option<Duration>,
-        failures: &mut u32,
-    ) -> Result<Response, TransportError> {
-        loop {
-            let attempts = self.core.config.max_reconnect_attempts;
-            if *failures >= attempts {
-                return Err(TransportError::Lost(format!(
-                    "the response stream ended before the answer and {attempts} reconnections brought nothing"
-                )));
-            }
-            tokio::time::sleep(self.core.reconnect_delay(retry, *failures)).await;
-            tracing::debug!(last_event_id = last, "resuming a response stream");
-            match self.get(Some(last), version).await {
-                Ok(response) => return Ok(response),
-                Err(TransportError::Http { status, .. }) if is_final(status) => {
-                    return Err(TransportError::Lost(format!(
-                        "the response stream ended before the answer and resuming it was refused (HTTP {status})"
-                    )));
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "reconnection failed");
-                    *failures += 1;
-                }
-            }
-        }
-    }
-
-    /// Opens a GET stream of the session (the standalone one, or a resumption).
-    async fn get(
-        &self,
-        last_event_id: Option<&str>,
-        version: Option<ProtocolVersion>,
-    ) -> Result<Response, TransportError> {
-        let mut headers = self.core.headers();
-        headers.insert(header::ACCEPT, EVENT_STREAM);
-        self.add_session_headers(&mut headers, version);
-        if let Some(last) = last_event_id {
-            let value = HeaderValue::from_bytes(last.as_bytes()).map_err(|_| {
-                TransportError::Unexpected("an event id that cannot be sent back as a header".into())
-            })?;
-            headers.insert(LAST_EVENT_ID, value);
-        }
-        let response = self.core.send(Method::GET, &self.core.url, headers, None).await?;
-        if !response.status().is_success() {
-            return Err(http_error(response, self.core.config.max_error_body).await);
-        }
-        if media_type(&response).as_deref() != Some("text/event-stream") {
-            return Err(TransportError::Unexpected("a GET was not answered with an SSE stream".into()));
-        }
-        Ok(response)
-    }
-
-    /// The standalone GET stream of a legacy session, reopened (with `Last-Event-ID` when the
-    /// server numbers its events) until the session ends or reconnecting stops working.
-    async fn listen(self: Arc<Self>, version: ProtocolVersion, opened: tokio::sync::oneshot::Sender<()>) {
-        let mut parser = SseParser::new(self.core.config.max_message_size);
-        let mut failures = 0;
-        let mut opened = Some(opened);
-        loop {
-            let last = parser.last_event_id().map(str::to_owned);
-            let attempt = self.get(last.as_deref(), Some(version)).await;
-            // The first attempt's outcome (open or refused) releases `session_ready`.
-            if let Some(opened) = opened.take() {
-                let _ = opened.send(());
-            }
-            match attempt {
-                Ok(mut response) => {
-                    parser.restart();
-                    let opened = Instant::now();
-                    let mut delivered = false;
-                    let end = read_events(&mut response, &mut parser, |event| {
-                        delivered = true;
-                        self.deliver(event, None);
-                    })
-                    .await;
-                    wire::stream_closed(&Method::GET, &self.core.url);
-                    if let StreamEnd::TooLarge(e) = end {
-                        tracing::warn!(error = %e, "GET stream dropped");
-                        return;
-                    }
-                    if delivered
-                        || parser.last_event_id() != last.as_deref()
-                        || opened.elapsed() >= HEALTHY_STREAM
-                    {
-                        failures = 0;
-                    } else {
-                        failures += 1;
-                    }
-                }
-                Err(TransportError::Http { status: 405, .. }) => {
-                    tracing::debug!("the server offers no GET stream");
-                    return;
-                }
-                Err(TransportError::Http { status, .. }) if is_final(status) => {
-                    tracing::debug!(status, "the GET stream was refused");
-                    return;
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "opening the GET stream failed");
-                    failures += 1;
-                }
-            }
-            if failures >= self.core.config.max_reconnect_attempts {
-                tracing::warn!("the GET stream keeps failing; giving up on it");
-                return;
-            }
-            tokio::time::sleep(self.core.reconnect_delay(parser.retry(), failures)).await;
         }
     }
 
@@ -667,11 +491,6 @@ fn not_the_response(body: &[u8], id: &RequestId) -> Option<String> {
         }
         _ => Some("the server's JSON answer is not a JSON-RPC response".into()),
     }
-}
-
-/// A refusal that retrying will not change (4xx other than timeouts and rate limits).
-fn is_final(status: u16) -> bool {
-    (400..500).contains(&status) && status != 408 && status != 429
 }
 
 fn header_value(what: &str, value: &str) -> Result<HeaderValue, TransportError> {
