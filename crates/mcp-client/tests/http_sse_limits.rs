@@ -29,7 +29,7 @@ async fn an_answer_followed_by_an_oversized_event_in_the_same_chunk_still_answer
         sse_script(vec![(Duration::ZERO, format!("data: {answer}\n\n{}", oversized_event()))])
     })
     .await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let config = HttpConfig::new(server.url("/mcp")).max_message_size(LIMIT);
     let transport = StreamableHttpTransport::new(config, tx).unwrap();
     let meta = json!({
@@ -71,7 +71,7 @@ async fn an_oversized_event_in_the_endpoint_chunk_closes_the_http_sse_transport_
         response
     })
     .await;
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let config = HttpConfig::new(server.url("/sse")).max_message_size(LIMIT);
     let transport = HttpSseTransport::connect(config, tx).await.unwrap();
     assert_eq!(next_message(&mut rx).await["method"], "hello");
