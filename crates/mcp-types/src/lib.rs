@@ -9,6 +9,8 @@
 //!   [`NotificationMethod`], the types in [`methods`]);
 //! * decodes any bytes into a [`Message`] or the exact JSON-RPC error to answer with
 //!   ([`decode`]), and encodes messages;
+//! * holds SEP-2243's header rules ([`headers`]): which tool arguments are mirrored into
+//!   `Mcp-Param-*` headers, how values are written there and read back;
 //! * knows each [`ProtocolVersion`], its [`Era`] and what it allows.
 //!
 //! What it does not do: IO, async, framing, sessions, dispatch. It depends on serde,
@@ -35,6 +37,7 @@ pub mod discover;
 pub mod elicitation;
 pub mod envelope;
 pub mod error;
+pub mod headers;
 pub mod id;
 pub mod json;
 pub mod legacy;
