@@ -2,18 +2,20 @@
 //! the `=?base64?…?=` sentinel): the stable-toolchain counterpart of
 //! `fuzz/fuzz_targets/param_header.rs`.
 //!
-//! * Whatever string the client encodes is a valid header value that the server's decoder
-//!   (`mcp_http::codec::decode_value`, after the `to_str` and trim its header reader does) turns
-//!   back into the same string.
-//! * The server's decoder never panics on any header value; a value not in the sentinel form is
+//! * Whatever string is encoded (`mcp_types::headers::encode_value`, what the client sends) is
+//!   a valid header value that the decoder (`mcp_types::headers::decode_value`, after the
+//!   `to_str` and trim the server's header reader does) turns back into the same string.
+//! * The decoder never panics on any header value; a value not in the sentinel form is
 //!   taken as is; a value it decodes re-encodes to itself or to the plain form.
 //! * The client's and the server's views agree: the `Mcp-Param-*` header the client mirrors
-//!   for a string, boolean or integer argument (integers past 2^53 and written as floats too)
-//!   passes the server's check against the same arguments.
+//!   for a string, boolean or integer argument (integers past 2^53 and written as floats too),
+//!   at the top level or nested in object properties, passes the server's check
+//!   (`mcp_http::codec::check_parameters`) against the same arguments, and the server refuses
+//!   the call without it.
 
 use http::{HeaderMap, HeaderName, HeaderValue};
-use mcp_client::headers::{encode_value, header_values, param_headers};
-use mcp_http::codec::{annotated_parameters, check_parameters, decode_value};
+use mcp_http::codec::{annotated_parameters, check_parameters};
+use mcp_types::headers::{decode_value, encode_value, header_values, param_headers};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -54,7 +56,7 @@ proptest! {
         prop_assert!(encoded == value || is_sentinel(&encoded), "{encoded:?}");
         let header = HeaderValue::from_str(&encoded).expect("a valid header value");
         let seen = server_reads(&header).expect("visible ASCII");
-        prop_assert_eq!(decode_value(seen).map_err(|e| e.message), Ok(value));
+        prop_assert_eq!(decode_value(seen), Ok(value));
     }
 
     #[test]
@@ -70,11 +72,12 @@ proptest! {
                 } else {
                     prop_assert_eq!(&decoded, &raw, "a plain value is taken as is");
                 }
-                prop_assert_eq!(decode_value(&again).map_err(|e| e.message), Ok(decoded));
+                prop_assert_eq!(decode_value(&again), Ok(decoded));
             }
-            Err(e) => {
+            Err(_) => {
                 prop_assert!(is_sentinel(&raw), "only the sentinel form can fail: {raw:?}");
-                prop_assert_eq!(e.code, -32020);
+                let refused = mcp_http::codec::decode_value(&raw).unwrap_err();
+                prop_assert_eq!(refused.code, -32020, "the server refuses it as a header mismatch");
             }
         }
     }
@@ -102,17 +105,27 @@ proptest! {
             // Integers written as floats (`1e20`, `3.0`) are integers to JSON Schema too.
             any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| Value::from(f.trunc())),
         ],
+        depth in 0usize..3,
     ) {
         let kind = match &argument {
             Value::String(_) => "string",
             Value::Bool(_) => "boolean",
             _ => "integer",
         };
-        let schema = json!({"type": "object", "properties": {"p": {"type": kind, "x-mcp-header": name}}});
-        let arguments = json!({"p": argument});
+        // The annotated property `p`, under `depth` levels of object properties.
+        let mut schema = json!({"type": kind, "x-mcp-header": name});
+        let mut arguments = argument;
+        for level in (0..depth).rev() {
+            let key = format!("o{level}");
+            schema = json!({"type": "object", "properties": {key.clone(): schema}});
+            arguments = json!({ key: arguments });
+        }
+        let schema = json!({"type": "object", "properties": {"p": schema}});
+        let arguments = json!({"p": arguments});
+        let schema = schema.as_object().unwrap();
         let arguments = arguments.as_object();
 
-        let mirrored = param_headers(&schema).expect("a valid annotation");
+        let mirrored = param_headers(schema).expect("a valid annotation");
         let mut headers = HeaderMap::new();
         for (name, value) in header_values(&mirrored, arguments) {
             // As the client's transport builds them.
@@ -121,8 +134,10 @@ proptest! {
         }
         prop_assert_eq!(headers.len(), 1);
 
-        let annotations = annotated_parameters(schema.as_object().unwrap());
+        let annotations = annotated_parameters(schema);
         let checked = check_parameters(&headers, &annotations, arguments);
         prop_assert!(checked.is_ok(), "{:?} for {headers:?}", checked.map_err(|e| e.message));
+        let refused = check_parameters(&HeaderMap::new(), &annotations, arguments).map_err(|e| e.code);
+        prop_assert_eq!(refused, Err(-32020), "the header is required");
     }
 }

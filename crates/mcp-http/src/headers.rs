@@ -1,22 +1,17 @@
 //! The standard request headers of 2026-07-28 (`MCP-Protocol-Version`, `Mcp-Method`,
 //! `Mcp-Name`, `Mcp-Param-*`), checked against the body: a mismatch is `400` `-32020`
 //! (HeaderMismatch), so a proxy routing on headers and the server executing the body can
-//! never disagree.
+//! never disagree. What a header must say is `mcp_types::headers`' rule, shared with the
+//! client; this module reads the header map and turns a disagreement into the error.
 
-use base64::Engine as _;
 use http::HeaderMap;
+use mcp_types::headers::ParamHeader;
 use mcp_types::{ErrorObject, JsonObject, JsonValue};
 
 /// Decodes a header value that may use the Base64 sentinel form `=?base64?…?=`.
 pub fn decode_value(raw: &str) -> Result<String, ErrorObject> {
-    if let Some(inner) = raw.strip_prefix("=?base64?").and_then(|r| r.strip_suffix("?=")) {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(inner).map_err(|_| {
-            ErrorObject::header_mismatch(format!("Header mismatch: invalid Base64 in {raw:?}"))
-        })?;
-        return String::from_utf8(bytes)
-            .map_err(|_| ErrorObject::header_mismatch("Header mismatch: Base64 value is not UTF-8"));
-    }
-    Ok(raw.to_owned())
+    mcp_types::headers::decode_value(raw)
+        .map_err(|why| ErrorObject::header_mismatch(format!("Header mismatch: {why} in {raw:?}")))
 }
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ErrorObject> {
@@ -72,56 +67,24 @@ pub(crate) fn check_standard(
     Ok(())
 }
 
-/// The `x-mcp-header` annotations of a tool's input schema: header name → property name,
-/// for top-level primitive properties.
-pub fn annotated_parameters(schema: &JsonObject) -> Vec<(String, String)> {
-    let Some(JsonValue::Object(properties)) = schema.get("properties") else { return Vec::new() };
-    properties
-        .iter()
-        .filter_map(|(property, definition)| {
-            let name = definition.get("x-mcp-header")?.as_str()?;
-            Some((name.to_owned(), property.clone()))
-        })
-        .collect()
+/// The `x-mcp-header` annotations of a tool's input schema, nested ones included. A schema
+/// whose annotations are invalid has none to check: clients drop such a tool, and a server
+/// cannot ask a header the rule does not define.
+pub fn annotated_parameters(schema: &JsonObject) -> Vec<ParamHeader> {
+    mcp_types::headers::param_headers(schema).unwrap_or_default()
 }
 
 /// Checks `Mcp-Param-{Name}` headers against the tool arguments they mirror.
 pub fn check_parameters(
     headers: &HeaderMap,
-    annotations: &[(String, String)],
+    annotations: &[ParamHeader],
     arguments: Option<&JsonObject>,
 ) -> Result<(), ErrorObject> {
-    for (name, property) in annotations {
-        let header_name = format!("mcp-param-{}", name.to_ascii_lowercase());
-        let header = header(headers, &header_name)?;
-        let body = arguments.and_then(|a| a.get(property)).filter(|v| !v.is_null());
-        match (header, body) {
-            (None, None) => {}
-            (Some(_), None) => {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "Header mismatch: Mcp-Param-{name} is present but {property} is not in the arguments"
-                )));
-            }
-            (None, Some(_)) => {
-                return Err(ErrorObject::header_mismatch(format!(
-                    "Header mismatch: Mcp-Param-{name} is missing"
-                )));
-            }
-            (Some(raw), Some(value)) => {
-                let decoded = decode_value(raw)?;
-                let equal = match value {
-                    JsonValue::String(s) => *s == decoded,
-                    JsonValue::Bool(b) => decoded == b.to_string(),
-                    JsonValue::Number(n) => {
-                        decoded.parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(h, b)| h == b)
-                    }
-                    _ => false,
-                };
-                if !equal {
-                    return Err(mismatch(&format!("Mcp-Param-{name}"), &decoded, &value.to_string()));
-                }
-            }
-        }
+    for param in annotations {
+        let raw = header(headers, &format!("mcp-param-{}", param.name.to_ascii_lowercase()))?;
+        param
+            .verify(raw, arguments)
+            .map_err(|e| ErrorObject::header_mismatch(format!("Header mismatch: {}", e.describe(param))))?;
     }
     Ok(())
 }
@@ -185,5 +148,65 @@ mod tests {
         assert!(check_parameters(&bad_b64, &annotations, args.as_object()).is_err());
         let null_args = json!({"region": null});
         assert!(check_parameters(&map(&[]), &annotations, null_args.as_object()).is_ok());
+    }
+
+    fn table_headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (name, value) in pairs {
+            // As a client's transport writes them: `Mcp-Param-` and the declared name.
+            let name = http::HeaderName::from_bytes(format!("Mcp-Param-{name}").as_bytes()).unwrap();
+            h.append(name, HeaderValue::from_str(value).unwrap());
+        }
+        h
+    }
+
+    fn table_check(schema: &str, arguments: &str, headers: &[(&str, &str)]) -> Result<(), ErrorObject> {
+        let schema: JsonObject = serde_json::from_str(schema).unwrap();
+        let arguments: JsonValue = serde_json::from_str(arguments).unwrap();
+        check_parameters(&table_headers(headers), &annotated_parameters(&schema), arguments.as_object())
+    }
+
+    #[test]
+    fn the_shared_table_is_accepted_and_its_refusals_refused() {
+        use mcp_types::headers::table::{MIRRORS, REFUSALS};
+        for row in MIRRORS {
+            let checked = table_check(row.schema, row.arguments, row.headers);
+            assert!(checked.is_ok(), "{}: {:?}", row.what, checked.map_err(|e| e.message));
+        }
+        for row in REFUSALS {
+            let refused = table_check(row.schema, row.arguments, row.headers).unwrap_err();
+            assert_eq!(refused.code, -32020, "{}", row.what);
+            assert!(
+                refused.message.starts_with("Header mismatch: Mcp-Param-"),
+                "{}: {}",
+                row.what,
+                refused.message
+            );
+        }
+    }
+
+    #[test]
+    fn the_shared_table_decodes_the_same() {
+        for row in mcp_types::headers::table::DECODINGS {
+            let decoded = decode_value(row.raw);
+            assert_eq!(decoded.as_ref().ok().map(String::as_str), row.decoded, "{}", row.raw);
+            if let Err(e) = decoded {
+                assert_eq!(e.code, -32020, "{}", row.raw);
+            }
+        }
+    }
+
+    #[test]
+    fn a_nested_parameter_is_checked_at_its_path() {
+        let schema = json!({"type": "object", "properties": {"outer": {"type": "object",
+            "properties": {"inner": {"type": "string", "x-mcp-header": "Inner"}}}}});
+        let annotations = annotated_parameters(schema.as_object().unwrap());
+        let args = json!({"outer": {"inner": "x"}});
+        assert!(check_parameters(&map(&[("mcp-param-inner", "x")]), &annotations, args.as_object()).is_ok());
+        let wrong = check_parameters(&map(&[("mcp-param-inner", "y")]), &annotations, args.as_object());
+        assert!(wrong.unwrap_err().message.contains("outer.inner"));
+        assert!(check_parameters(&map(&[]), &annotations, args.as_object()).is_err());
+        let twice = map(&[("mcp-param-inner", "x"), ("mcp-param-inner", "x")]);
+        assert!(check_parameters(&twice, &annotations, args.as_object()).is_err(), "repeated");
     }
 }

@@ -67,7 +67,7 @@ impl ToolTable {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
         for tool in tools {
             let headers = if check_headers {
-                match param_headers(&Value::Object(tool.input_schema.clone())) {
+                match param_headers(&tool.input_schema) {
                     Ok(h) => h,
                     Err(why) => {
                         tracing::warn!(target: "mcp_client", tool = %tool.name, "tool rejected: {why}");
