@@ -1,5 +1,15 @@
 //! The limits that keep a stalled or greedy client from holding the server: requests in
-//! flight and connections (503 + Retry-After), body and header read timeouts.
+//! flight and connections (503 + Retry-After), body and header read timeouts, long-lived
+//! streams with a budget of their own, capped legacy sessions and replay data.
+
+#[path = "limits/replay.rs"]
+mod replay;
+#[path = "limits/sessions.rs"]
+mod sessions;
+#[path = "limits/streams.rs"]
+mod streams;
+#[path = "limits/support.rs"]
+mod support;
 
 use std::time::Duration;
 
