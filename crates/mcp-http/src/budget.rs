@@ -47,8 +47,8 @@ pub(crate) fn caller_key(auth: Option<&Authenticated>, peer: Option<SocketAddr>)
     }
 }
 
-/// The budget of long-lived streams (`subscriptions/listen`): slots of their own, in total and
-/// per caller, so that streams never hold the slots request work needs.
+/// The budget of long-lived streams (`subscriptions/listen`, HTTP+SSE `GET /sse`): slots of
+/// their own, in total and per caller, so that streams never hold the slots request work needs.
 pub(crate) struct StreamBudget {
     total: Arc<Semaphore>,
     max: usize,
@@ -85,7 +85,7 @@ impl StreamBudget {
                     max_streams = self.max,
                     max_streams_per_principal = self.max_per_caller,
                     refusals = count,
-                    "long-lived stream budget reached: subscriptions/listen refused with 503"
+                    "long-lived stream budget reached: a new stream was refused with 503"
                 );
             }
         }

@@ -41,7 +41,8 @@ pub struct HttpConfig {
     /// the oldest finished streams are evicted first, then the oldest events of running ones;
     /// resuming from an evicted event is refused with `410 Gone`.
     pub max_replay_bytes: usize,
-    /// Long-lived streams (`subscriptions/listen`) open at once; default 128. They hold a
+    /// Long-lived streams (`subscriptions/listen`, and HTTP+SSE `GET /sse` streams, each of
+    /// which is a session) open at once; default 128. They hold a
     /// stream slot instead of a request slot ([`max_in_flight`](Self::max_in_flight)), so idle
     /// subscribers cannot starve requests; beyond it, `503` with `Retry-After`. Keep it below
     /// [`max_connections`](Self::max_connections): each stream holds a connection.

@@ -87,7 +87,10 @@ fn endpoint_event(id: &str) -> Bytes {
     Bytes::from(format!("event: endpoint\ndata: {MESSAGES_PATH}?sessionId={id}\n\n"))
 }
 
-async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: HeaderMap) -> Response {
+async fn open_stream(State(state): State<Arc<LegacySse>>, request: axum::extract::Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let (uri, headers) = (parts.uri, parts.headers);
+    let peer = crate::service::peer_of(&parts.extensions);
     if let Err(r) = guard::host_and_origin(&state.http.config, &headers) {
         return refusal(r);
     }
@@ -99,6 +102,11 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
+    // A session lives as long as its stream: the streams' budget bounds the sessions too.
+    let caller = crate::budget::caller_key(auth.as_ref(), peer);
+    let Some(slots) = state.http.streams.try_open(caller.as_deref()) else {
+        return crate::service::unavailable("too many open streams");
+    };
     let id = new_id();
     let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     let sink: Arc<dyn MessageSink> = Arc::new(StreamSink(tx.clone()));
@@ -112,6 +120,7 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     let keep_alive = state.http.config.keep_alive;
     tokio::spawn(async move {
+        let _slots = slots;
         if body_tx.send(endpoint_event(&id)).await.is_ok() {
             sse::pump(rx, body_tx, keep_alive).await;
         }

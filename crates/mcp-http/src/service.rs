@@ -41,7 +41,7 @@ pub(crate) struct HttpState {
     in_flight: Arc<Semaphore>,
     bytes: Arc<Semaphore>,
     /// Long-lived streams: slots of their own, never request slots.
-    streams: StreamBudget,
+    pub(crate) streams: StreamBudget,
 }
 
 impl HttpState {
@@ -80,7 +80,7 @@ pub(crate) fn busy() -> Response {
     unavailable("too many requests in flight")
 }
 
-fn unavailable(reason: &'static str) -> Response {
+pub(crate) fn unavailable(reason: &'static str) -> Response {
     let mut r = (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
     r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r

@@ -90,3 +90,32 @@ async fn idle_listen_streams_do_not_starve_requests_and_have_their_own_budget() 
     assert_eq!(call(addr).await, 200, "requests are still served with every stream slot taken");
     drop(open);
 }
+
+/// An HTTP+SSE `GET /sse` stream (2024-11-05), read up to its endpoint event.
+async fn sse_stream(from: IpAddr, addr: SocketAddr) -> Open {
+    Open::start(from, addr, "GET /sse", &[("accept", "text/event-stream")], "", "event: endpoint").await
+}
+
+#[tokio::test]
+async fn http_sse_streams_take_stream_slots_too() {
+    let addr = start(|c| {
+        c.max_streams = 3;
+        c.max_streams_per_principal = 2;
+    })
+    .await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let stream = sse_stream(ONE, addr).await;
+        assert_eq!(stream.status, 200, "{}", stream.text());
+        open.push(stream);
+    }
+    let refused = sse_stream(ONE, addr).await;
+    assert_eq!(refused.status, 503, "this peer has its share: {}", refused.text());
+    let other = sse_stream(TWO, addr).await;
+    assert_eq!(other.status, 200, "{}", other.text());
+    open.push(other);
+    let refused = listen(TWO, addr).await;
+    assert_eq!(refused.status, 503, "the total is taken, by streams of either kind: {}", refused.text());
+    assert_eq!(call(addr).await, 200);
+    drop(open);
+}

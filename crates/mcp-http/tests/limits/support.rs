@@ -20,9 +20,11 @@ pub(crate) async fn connect(from: IpAddr, addr: SocketAddr) -> TcpStream {
     socket.connect(addr).await.unwrap()
 }
 
+/// A request to `/mcp`, or to the path after the method (`"GET /sse"`).
 pub(crate) fn request(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> String {
+    let (method, path) = method.split_once(' ').unwrap_or((method, "/mcp"));
     let mut raw = format!(
-        "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-length: {}\r\n",
+        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-length: {}\r\n",
         addr.port(),
         body.len()
     );
