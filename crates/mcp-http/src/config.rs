@@ -36,6 +36,30 @@ pub struct HttpConfig {
     pub session_idle: Duration,
     /// The `retry` of resumable (legacy) streams: how long a client waits before reconnecting.
     pub sse_retry: Duration,
+    /// Bytes of replay data (the recorded events of resumable legacy streams, for
+    /// `Last-Event-ID`) kept in total by the default in-memory store; default 16 MiB. Past it,
+    /// the oldest finished streams are evicted first, then the oldest events of running ones;
+    /// resuming from an evicted event is refused with `410 Gone`.
+    pub max_replay_bytes: usize,
+    /// Long-lived streams (`subscriptions/listen`, and HTTP+SSE `GET /sse` streams, each of
+    /// which is a session) open at once; default 128. They hold a
+    /// stream slot instead of a request slot ([`max_in_flight`](Self::max_in_flight)), so idle
+    /// subscribers cannot starve requests; beyond it, `503` with `Retry-After`. Keep it below
+    /// [`max_connections`](Self::max_connections): each stream holds a connection.
+    pub max_streams: usize,
+    /// Long-lived streams of one caller open at once; default 16. The caller is the
+    /// authenticated principal with [`auth`](Self::auth) on, otherwise the peer's IP address
+    /// (known to the standalone server, and to a mounted router served with axum's
+    /// `ConnectInfo<SocketAddr>`; behind a reverse proxy every client shares the proxy's).
+    pub max_streams_per_principal: usize,
+    /// Legacy sessions alive at once; default 4,096 (about 9 MiB of session state). A new
+    /// session beyond it evicts the idlest one: its id then gets `404`, like an expired one,
+    /// and its GET stream ends.
+    pub max_sessions: usize,
+    /// Legacy sessions of one caller (principal or peer address, as for
+    /// [`max_streams_per_principal`](Self::max_streams_per_principal)) alive at once; default
+    /// 64. A new session beyond it evicts that caller's idlest session.
+    pub max_sessions_per_principal: usize,
     /// OAuth 2.1 resource server settings; `None` (the default): no authorization. With it,
     /// every MCP request needs a valid access token and the Protected Resource Metadata is
     /// served (see [`AuthConfig`]).
@@ -83,6 +107,11 @@ impl Default for HttpConfig {
             keep_alive: Duration::from_secs(15),
             session_idle: Duration::from_secs(30 * 60),
             sse_retry: Duration::from_millis(1000),
+            max_replay_bytes: crate::events::DEFAULT_MAX_REPLAY_BYTES,
+            max_streams: 128,
+            max_streams_per_principal: 16,
+            max_sessions: 4096,
+            max_sessions_per_principal: 64,
             auth: None,
 
             max_header_bytes: 64 * 1024,

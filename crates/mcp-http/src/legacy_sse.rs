@@ -10,11 +10,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use http::{HeaderMap, Method, StatusCode, Uri};
+use http::{Method, StatusCode, Uri};
 use mcp_server::{Connection, MessageSink, Principal, SendFuture};
 use mcp_types::{DecodeOptions, ErrorObject, Message, Request, Response as RpcResponse, ResponseId};
 use tokio::sync::mpsc;
@@ -87,7 +86,10 @@ fn endpoint_event(id: &str) -> Bytes {
     Bytes::from(format!("event: endpoint\ndata: {MESSAGES_PATH}?sessionId={id}\n\n"))
 }
 
-async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: HeaderMap) -> Response {
+async fn open_stream(State(state): State<Arc<LegacySse>>, request: axum::extract::Request) -> Response {
+    let (parts, _) = request.into_parts();
+    let (uri, headers) = (parts.uri, parts.headers);
+    let peer = crate::service::peer_of(&parts.extensions);
     if let Err(r) = guard::host_and_origin(&state.http.config, &headers) {
         return refusal(r);
     }
@@ -99,6 +101,11 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
+    // A session lives as long as its stream: the streams' budget bounds the sessions too.
+    let caller = crate::budget::caller_key(auth.as_ref(), peer);
+    let Some(slots) = state.http.streams.try_open(caller.as_deref()) else {
+        return crate::service::unavailable("too many open streams");
+    };
     let id = new_id();
     let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     let sink: Arc<dyn MessageSink> = Arc::new(StreamSink(tx.clone()));
@@ -112,6 +119,7 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, uri: Uri, headers: Hea
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     let keep_alive = state.http.config.keep_alive;
     tokio::spawn(async move {
+        let _slots = slots;
         if body_tx.send(endpoint_event(&id)).await.is_ok() {
             sse::pump(rx, body_tx, keep_alive).await;
         }
@@ -126,12 +134,10 @@ fn session_id(uri: &Uri) -> Option<&str> {
     uri.query()?.split('&').find_map(|pair| pair.strip_prefix("sessionId="))
 }
 
-async fn post_message(
-    State(state): State<Arc<LegacySse>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extract::Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let (uri, headers) = (parts.uri, parts.headers);
+    let peer = crate::service::peer_of(&parts.extensions);
     let http = &state.http;
     if let Err(r) = guard::host_and_origin(&http.config, &headers) {
         return refusal(r);
@@ -174,7 +180,8 @@ async fn post_message(
                 Ok(p) => p,
                 Err(r) => return r,
             };
-            return crate::service::modern_request(http, &headers, request, accepts, permits, auth).await;
+            return crate::service::modern_request(http, &headers, request, accepts, permits, auth, peer)
+                .await;
         }
         Message::Notification(n) => http.server.handle_notification(&session.connection, n),
         Message::Response(r) => http.server.handle_response(&session.connection, r),

@@ -18,7 +18,9 @@
 //!   `Accept` (`406`), body size (`413`), bodies and requests in flight (`503` with
 //!   `Retry-After`), header and body read timeouts, the size of the request head (`431`),
 //!   exactly one `Host` (`400`), and — standalone — a send timeout that closes connections
-//!   whose client stopped reading.
+//!   whose client stopped reading; long-lived streams with slots of their own (in total and
+//!   per caller, `503`), legacy sessions capped in total and per caller (the idlest evicted),
+//!   replay data within a byte budget.
 //!
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
@@ -36,6 +38,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+mod budget;
 mod config;
 mod events;
 mod exchange;
@@ -56,7 +59,7 @@ pub use auth::{
     AuthConfig, AuthConfigBuilder, AuthConfigError, DpopConfig, Introspection, JwtValidation, TokenValidation,
 };
 pub use config::HttpConfig;
-pub use events::{EventStore, MemoryEventStore};
+pub use events::{DEFAULT_MAX_REPLAY_BYTES, EventStore, MemoryEventStore};
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
 pub use mcp_auth::jose::Algorithm;
 pub use serve::{Bound, bind, serve, serve_until};
@@ -86,6 +89,13 @@ impl McpHttp {
     /// The transport for `server` with these settings.
     pub fn new(server: Server, config: HttpConfig) -> Self {
         McpHttp { state: Arc::new(service::HttpState::new(server, config)) }
+    }
+
+    /// The transport for `server`, keeping the events of resumable streams in `store` instead
+    /// of the default [`MemoryEventStore`] (then [`HttpConfig::max_replay_bytes`] does not
+    /// apply: the store keeps its own bounds).
+    pub fn with_event_store(server: Server, config: HttpConfig, store: Arc<dyn EventStore>) -> Self {
+        McpHttp { state: Arc::new(service::HttpState::with_event_store(server, config, store)) }
     }
 
     /// An axum router serving the MCP endpoint (`config.endpoint`, `/mcp` by default), the

@@ -67,7 +67,7 @@ pub async fn serve_until(
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = bound.listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -96,7 +96,14 @@ pub async fn serve_until(
                 .keep_alive(true);
             let result = match permit {
                 Some(permit) => {
-                    let service = TowerToHyperService::new(router);
+                    // Every request knows its peer (per-caller budgets without authorization).
+                    let service = TowerToHyperService::new(tower::ServiceExt::map_request(
+                        router,
+                        move |mut request: http::Request<hyper::body::Incoming>| {
+                            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                            request
+                        },
+                    ));
                     let r = until_stopped(builder.serve_connection(io, service), stopping).await;
                     drop(permit);
                     r

@@ -3,10 +3,11 @@
 // Early exits return a ready `Response`; boxing it would only add an allocation per refusal.
 #![allow(clippy::result_large_err)]
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, Request as HttpRequest, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
@@ -20,6 +21,7 @@ use serde::Deserialize;
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::auth::{Authenticated, Authenticator, PrincipalLimits};
+use crate::budget::{StreamBudget, caller_key};
 use crate::config::HttpConfig;
 use crate::events::{EventStore, MemoryEventStore, parse_id};
 use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, sse_response};
@@ -38,19 +40,28 @@ pub(crate) struct HttpState {
     pub(crate) per_principal: PrincipalLimits,
     in_flight: Arc<Semaphore>,
     bytes: Arc<Semaphore>,
+    /// Long-lived streams: slots of their own, never request slots.
+    pub(crate) streams: StreamBudget,
 }
 
 impl HttpState {
+    /// The state with the default in-memory event store, bounded by `config.max_replay_bytes`.
     pub(crate) fn new(server: Server, config: HttpConfig) -> Self {
+        let store = MemoryEventStore::default().with_max_bytes(config.max_replay_bytes);
+        Self::with_event_store(server, config, Arc::new(store))
+    }
+
+    pub(crate) fn with_event_store(server: Server, config: HttpConfig, events: Arc<dyn EventStore>) -> Self {
         HttpState {
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             bytes: Arc::new(Semaphore::new((config.max_bodies_in_flight / 1024).max(1))),
             auth: config.auth.clone().map(Authenticator::new),
             per_principal: PrincipalLimits::new(config.max_in_flight_per_principal),
+            streams: StreamBudget::new(config.max_streams, config.max_streams_per_principal),
+            sessions: Sessions::new(config.max_sessions, config.max_sessions_per_principal),
             server,
             config,
-            sessions: Sessions::default(),
-            events: Arc::new(MemoryEventStore::default()),
+            events,
         }
     }
 }
@@ -66,18 +77,25 @@ fn rpc_error(status: StatusCode, id: ResponseId, error: ErrorObject) -> Response
 }
 
 pub(crate) fn busy() -> Response {
-    let mut r = (StatusCode::SERVICE_UNAVAILABLE, "too many requests in flight").into_response();
+    unavailable("too many requests in flight")
+}
+
+pub(crate) fn unavailable(reason: &'static str) -> Response {
+    let mut r = (StatusCode::SERVICE_UNAVAILABLE, reason).into_response();
     r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     r
 }
 
-pub(crate) async fn endpoint(
-    State(state): State<Arc<HttpState>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+/// The peer's address, when the connection's is known (`ConnectInfo`, which the standalone
+/// server always provides).
+pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
+    extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0)
+}
+
+pub(crate) async fn endpoint(State(state): State<Arc<HttpState>>, request: HttpRequest) -> Response {
+    let (parts, body) = request.into_parts();
+    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
+    let peer = peer_of(&parts.extensions);
     if let Err(r) = guard::host_and_origin(&state.config, &headers) {
         return refusal(r);
     }
@@ -92,7 +110,7 @@ pub(crate) async fn endpoint(
         Err(r) => return r,
     };
     match method {
-        Method::POST => post(state, headers, body, auth).await,
+        Method::POST => post(state, headers, body, auth, peer).await,
         Method::GET => get(state, headers, auth).await,
         _ => delete(&state, &headers, auth.as_ref()),
     }
@@ -199,6 +217,7 @@ async fn post(
     headers: HeaderMap,
     body: Body,
     auth: Option<Authenticated>,
+    peer: Option<SocketAddr>,
 ) -> Response {
     if let Err(r) = guard::content_type(&headers) {
         return refusal(r);
@@ -235,7 +254,7 @@ async fn post(
     // away for anyone, so it must not exempt a request from the modern checks.
     let message = match message {
         Message::Request(request) if has_modern_meta(&request) => {
-            return modern_request(&state, &headers, request, accepts, permits, auth).await;
+            return modern_request(&state, &headers, request, accepts, permits, auth, peer).await;
         }
         other => other,
     };
@@ -280,9 +299,9 @@ async fn post(
                         ErrorObject::invalid_request(format!("unsupported MCP-Protocol-Version {version:?}")),
                     );
                 }
-                legacy_request(&state, session, request, accepts, permits, principal).await
+                legacy_request(&state, session, request, accepts, permits.into_vec(), principal).await
             }
-            None => sessionless_request(&state, &headers, request, accepts, permits, auth).await,
+            None => sessionless_request(&state, &headers, request, accepts, permits, auth, peer).await,
         },
     }
 }
@@ -293,13 +312,12 @@ pub(crate) fn request_permits(
     state: &HttpState,
     body_len: usize,
     auth: Option<&Authenticated>,
-) -> Result<Vec<tokio::sync::OwnedSemaphorePermit>, Response> {
-    let request_permit = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
+) -> Result<Permits, Response> {
+    let request = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
     let kib = u32::try_from(body_len.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-    let byte_permit = state.bytes.clone().try_acquire_many_owned(kib).map_err(|_| busy())?;
-    let mut permits = vec![request_permit, byte_permit];
-    permits.extend(principal_permit(state, auth)?);
-    Ok(permits)
+    let bytes = state.bytes.clone().try_acquire_many_owned(kib).map_err(|_| busy())?;
+    let principal = principal_permit(state, auth)?;
+    Ok(Permits { request, bytes, principal })
 }
 
 /// Serves a request whose `_meta` is 2026-07-28's, wherever it arrived (the endpoint with or
@@ -310,19 +328,46 @@ pub(crate) async fn modern_request(
     headers: &HeaderMap,
     request: Request,
     accepts: Accepts,
-    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    permits: Permits,
     auth: Option<Authenticated>,
+    peer: Option<SocketAddr>,
 ) -> Response {
     if let Err(r) = check_tool_scopes(state, auth.as_ref(), &request) {
         return r;
     }
-    sessionless_request(state, headers, request, accepts, permits, auth).await
+    sessionless_request(state, headers, request, accepts, permits, auth, peer).await
 }
 
 /// True when the request's `_meta` carries the members only 2026-07-28 defines — what makes the
 /// router serve it as a modern request.
 pub(crate) fn has_modern_meta(request: &Request) -> bool {
     request.params_as::<MetaProbe>().ok().and_then(|p| p.meta).is_some_and(|m| m.is_modern())
+}
+
+/// The slots a POST holds while its request is handled (step 9 of the DECISIONS.md order).
+pub(crate) struct Permits {
+    request: tokio::sync::OwnedSemaphorePermit,
+    bytes: tokio::sync::OwnedSemaphorePermit,
+    principal: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl Permits {
+    fn into_vec(self) -> Vec<tokio::sync::OwnedSemaphorePermit> {
+        let mut permits = vec![self.request, self.bytes];
+        permits.extend(self.principal);
+        permits
+    }
+
+    /// A long-lived stream gives back its request slots (in flight, and the principal's) for
+    /// stream slots; it keeps its bytes counted, since its request stays in memory.
+    fn into_stream(
+        self,
+        stream: Vec<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Vec<tokio::sync::OwnedSemaphorePermit> {
+        let mut permits = stream;
+        permits.push(self.bytes);
+        permits
+    }
 }
 
 fn is_legacy_version(v: &str) -> bool {
@@ -334,8 +379,9 @@ async fn sessionless_request(
     headers: &HeaderMap,
     request: Request,
     accepts: Accepts,
-    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    permits: Permits,
     auth: Option<Authenticated>,
+    peer: Option<SocketAddr>,
 ) -> Response {
     let id = ResponseId::Id(request.id.clone());
     let meta = match request.params_as::<MetaProbe>() {
@@ -346,7 +392,7 @@ async fn sessionless_request(
     let stateless = meta.is_some() || version_header.is_some_and(|v| !is_legacy_version(v));
     if !stateless {
         if request.method == "initialize" {
-            return initialize(state, request, auth).await;
+            return initialize(state, request, auth, peer).await;
         }
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -386,13 +432,23 @@ async fn sessionless_request(
             }
         }
     }
+    let long_lived = request.method == "subscriptions/listen";
+    let permits = if long_lived {
+        let caller = caller_key(auth.as_ref(), peer);
+        match state.streams.try_open(caller.as_deref()) {
+            Some(stream) => permits.into_stream(stream),
+            None => return unavailable("too many open streams"),
+        }
+    } else {
+        permits.into_vec()
+    };
     let exchange = Exchange {
         server: state.server.clone(),
         connection: Connection::new(Arc::new(NullSink)),
         accepts,
         on_disconnect: OnDisconnect::Cancel,
         keep_alive: state.config.keep_alive,
-        long_lived: request.method == "subscriptions/listen",
+        long_lived,
         cancel: CancellationToken::new(),
         in_flight: None,
         permits,
@@ -402,12 +458,18 @@ async fn sessionless_request(
     exchange::serve(exchange, request).await
 }
 
-async fn initialize(state: &Arc<HttpState>, request: Request, auth: Option<Authenticated>) -> Response {
+async fn initialize(
+    state: &Arc<HttpState>,
+    request: Request,
+    auth: Option<Authenticated>,
+    peer: Option<SocketAddr>,
+) -> Response {
+    let caller = caller_key(auth.as_ref(), peer);
     let (principal, owner) = match auth {
         Some(a) => (Some(a.principal), Some(a.key)),
         None => (None, None),
     };
-    let session = Arc::new(HttpSession::new(owner));
+    let session = Arc::new(HttpSession::new(owner, caller));
     let sink: Arc<dyn mcp_server::MessageSink> = session.outbox.clone();
     let reply = state
         .server
@@ -507,7 +569,10 @@ fn delete(state: &HttpState, headers: &HeaderMap, auth: Option<&Authenticated>) 
 }
 
 /// `GET` with `Last-Event-ID`: replays what the stream recorded after that event, then follows
-/// it until its final response.
+/// it until its final response. When the store no longer holds everything after that event
+/// (evicted by its bounds), the resumption is refused with `410 Gone` rather than answered
+/// with a stream missing events; a stream that loses events while it is being followed ends
+/// (the next resumption gets the 410).
 fn resume(state: &HttpState, session: &HttpSession, last: &str) -> Response {
     let Some((stream, seq)) = parse_id(last.trim()) else {
         return (StatusCode::BAD_REQUEST, "malformed Last-Event-ID").into_response();
@@ -517,6 +582,9 @@ fn resume(state: &HttpState, session: &HttpSession, last: &str) -> Response {
     }
     let stream = stream.to_owned();
     let store = state.events.clone();
+    if store.after(&stream, seq).is_none() {
+        return (StatusCode::GONE, "the events after Last-Event-ID are no longer kept").into_response();
+    }
     let keep_alive = state.config.keep_alive;
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
@@ -525,7 +593,8 @@ fn resume(state: &HttpState, session: &HttpSession, last: &str) -> Response {
         loop {
             // Read the finished flag first: events recorded before it are read below.
             let finished = store.is_finished(&stream);
-            for (seq, id, data) in store.after(&stream, after) {
+            let Some(events) = store.after(&stream, after) else { return };
+            for (seq, id, data) in events {
                 after = seq;
                 if data.is_empty() {
                     continue; // a priming event
@@ -549,4 +618,21 @@ fn resume(state: &HttpState, session: &HttpSession, last: &str) -> Response {
         }
     });
     sse_response(body_rx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_event_store_keeps_to_the_configured_byte_budget() {
+        let server = Server::builder("t", "1").build().unwrap();
+        let state = HttpState::new(server, HttpConfig { max_replay_bytes: 4096, ..HttpConfig::default() });
+        state.events.append("a", &[b'x'; 3000]);
+        state.events.finish("a");
+        assert!(state.events.after("a", 0).is_some());
+        state.events.append("b", &[b'x'; 3000]);
+        assert!(state.events.after("a", 0).is_none(), "the finished stream was evicted for the new one");
+        assert!(state.events.after("b", 0).is_some());
+    }
 }

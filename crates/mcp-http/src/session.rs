@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
+use crate::budget::Warning;
 use base64::Engine as _;
 use mcp_server::{Connection, MessageSink, SendFuture};
 use tokio::sync::mpsc;
@@ -57,11 +58,14 @@ pub(crate) struct HttpSession {
     streams: Mutex<std::collections::HashSet<String>>,
     /// The principal that created the session (its binding key), when authorization is on.
     owner: Option<String>,
+    /// Whose share of the session budget it takes (`budget::caller_key`).
+    caller: Option<String>,
 }
 
 impl HttpSession {
-    /// A session created by `owner` (the authenticated principal's key, when auth is on).
-    pub(crate) fn new(owner: Option<String>) -> Self {
+    /// A session created by `owner` (the authenticated principal's key, when auth is on),
+    /// counted in the session budget of `caller`.
+    pub(crate) fn new(owner: Option<String>, caller: Option<String>) -> Self {
         let outbox = Arc::new(Outbox::default());
         let connection = Connection::new(outbox.clone());
         HttpSession {
@@ -70,6 +74,7 @@ impl HttpSession {
             last_used: Mutex::new(Instant::now()),
             streams: Mutex::default(),
             owner,
+            caller,
         }
     }
 
@@ -96,31 +101,94 @@ impl HttpSession {
         *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
     }
 
+    fn last_used(&self) -> Instant {
+        *self.last_used.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn idle_for(&self) -> std::time::Duration {
-        self.last_used.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+        self.last_used().elapsed()
+    }
+
+    fn close(&self) {
+        self.connection.close();
+        self.outbox.close();
     }
 }
 
-/// The live sessions.
-#[derive(Default)]
+/// The live sessions, at most `max` in all and `per_caller` of any one caller.
 pub(crate) struct Sessions {
     map: RwLock<HashMap<String, Arc<HttpSession>>>,
+    max: usize,
+    per_caller: usize,
+    warning: Warning,
+}
+
+/// The id of the session to evict among those `eligible`: the idlest of those with nothing in
+/// flight, else the idlest of all.
+fn idlest(
+    map: &HashMap<String, Arc<HttpSession>>,
+    eligible: impl Fn(&HttpSession) -> bool,
+) -> Option<String> {
+    map.iter()
+        .filter(|(_, s)| eligible(s))
+        .min_by_key(|(_, s)| (s.connection.in_flight() > 0, s.last_used()))
+        .map(|(id, _)| id.clone())
 }
 
 impl Sessions {
+    pub(crate) fn new(max: usize, per_caller: usize) -> Self {
+        Sessions {
+            map: RwLock::default(),
+            max: max.max(1),
+            per_caller: per_caller.max(1),
+            warning: Warning::default(),
+        }
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         self.map.read().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
     }
 
+    /// Adds a session, first evicting the idlest of its caller's sessions when the caller has
+    /// its share, and the idlest of all when the total is reached. An evicted session ends
+    /// like an expired one: its id is unknown (404) and its GET stream ends.
     pub(crate) fn insert(&self, id: String, session: Arc<HttpSession>) {
-        self.map.write().unwrap_or_else(|e| e.into_inner()).insert(id, session);
+        let mut evicted = Vec::new();
+        {
+            let mut map = self.map.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(caller) = &session.caller {
+                let mine = |s: &HttpSession| s.caller.as_ref() == Some(caller);
+                while map.values().filter(|s| mine(s)).count() >= self.per_caller {
+                    let Some(victim) = idlest(&map, mine) else { break };
+                    evicted.extend(map.remove(&victim));
+                }
+            }
+            while map.len() >= self.max {
+                let Some(victim) = idlest(&map, |_| true) else { break };
+                evicted.extend(map.remove(&victim));
+            }
+            map.insert(id, session);
+        }
+        if evicted.is_empty() {
+            return;
+        }
+        for session in &evicted {
+            session.close();
+        }
+        if let Some(count) = self.warning.hit() {
+            tracing::warn!(
+                max_sessions = self.max,
+                max_sessions_per_principal = self.per_caller,
+                evictions = count,
+                "legacy session budget reached: the idlest sessions were closed"
+            );
+        }
     }
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         let removed = self.map.write().unwrap_or_else(|e| e.into_inner()).remove(id);
         if let Some(session) = &removed {
-            session.connection.close();
-            session.outbox.close();
+            session.close();
         }
         removed
     }

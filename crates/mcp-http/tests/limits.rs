@@ -1,6 +1,16 @@
 //! The limits that keep a stalled or greedy client from holding the server: requests in
 //! flight and connections (503 + Retry-After), body and header read timeouts, the size of the
-//! request head (431), one `Host` (400), and the send timeout.
+//! request head (431), one `Host` (400), the send timeout, long-lived streams with a budget of
+//! their own, capped legacy sessions and replay data.
+
+#[path = "limits/replay.rs"]
+mod replay;
+#[path = "limits/sessions.rs"]
+mod sessions;
+#[path = "limits/streams.rs"]
+mod streams;
+#[path = "limits/support.rs"]
+mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
