@@ -107,8 +107,12 @@ impl McpHttp {
         let state = self.state.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let weak = Arc::downgrade(&state);
+            let state_idle = state.config.session_idle;
             handle.spawn(async move {
-                let mut tick = tokio::time::interval(std::time::Duration::from_secs(60));
+                // Often enough that a session outlives its idle limit by at most a quarter of it.
+                let every = (state_idle / 4)
+                    .clamp(std::time::Duration::from_millis(50), std::time::Duration::from_secs(60));
+                let mut tick = tokio::time::interval(every);
                 loop {
                     tick.tick().await;
                     let Some(state) = weak.upgrade() else { return };

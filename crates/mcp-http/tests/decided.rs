@@ -194,3 +194,26 @@ async fn a_request_sent_without_an_id_is_acknowledged_and_never_run() {
     assert_eq!(reply.status(), 200);
     assert_eq!(endpoint.shared.runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn a_session_unused_past_its_idle_limit_is_closed() {
+    let endpoint = start(|c| c.session_idle = Duration::from_millis(300)).await;
+    let http = client();
+    let idle = legacy_session(&http, &endpoint.url).await;
+    let kept = legacy_session(&http, &endpoint.url).await;
+    let ping = |session: String| {
+        http.post(&endpoint.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#)
+            .send()
+    };
+    // One session is used every 100 ms, the other not at all.
+    for _ in 0..8 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(ping(kept.clone()).await.unwrap().status(), 200, "a session in use was closed");
+    }
+    assert_eq!(ping(idle).await.unwrap().status(), 404, "the idle session outlived its limit");
+}
