@@ -74,53 +74,66 @@ server_command() {
   return 0
 }
 
-# id | row of the table | transport | era | in flight | text bytes | requests | warm-up
+# id | row of the table | transport | era | in flight | text bytes | requests | warm-up | starts
+# (`starts`: how many times the server is started in each run; the start-up rows, whose figures
+# are single samples, start it several times and take the median of all.)
 scenarios="\
-s1|stdio, 1 in flight, 100 B|stdio|legacy|1|100|20000|1000
-s1m|stdio, 1 in flight, 100 B, 2026-07-28|stdio|modern|1|100|20000|1000
-s64|stdio, 64 in flight, 100 B|stdio|legacy|64|100|100000|2000
-s64m|stdio, 64 in flight, 100 B, 2026-07-28|stdio|modern|64|100|100000|2000
-s64k|stdio, 64 in flight, 10 KB|stdio|legacy|64|10240|40000|1000
-s8M|stdio, 8 in flight, 1 MB|stdio|legacy|8|1048576|400|40
-h1|HTTP, 1 connection, 100 B, 2026-07-28|http|modern|1|100|10000|500
-h16|HTTP, 16 connections, 100 B, 2026-07-28|http|modern|16|100|50000|1000
-h8M|HTTP, 8 connections, 1 MB, 2026-07-28|http|modern|8|1048576|300|30"
+s1|stdio, 1 in flight, 100 B|stdio|legacy|1|100|20000|1000|1
+s1m|stdio, 1 in flight, 100 B, 2026-07-28|stdio|modern|1|100|20000|1000|1
+s64|stdio, 64 in flight, 100 B|stdio|legacy|64|100|100000|2000|1
+s64m|stdio, 64 in flight, 100 B, 2026-07-28|stdio|modern|64|100|100000|2000|1
+s64k|stdio, 64 in flight, 10 KB|stdio|legacy|64|10240|40000|1000|1
+s8M|stdio, 8 in flight, 1 MB|stdio|legacy|8|1048576|400|40|1
+h1|HTTP, 1 connection, 100 B, 2026-07-28|http|modern|1|100|10000|500|1
+h16|HTTP, 16 connections, 100 B, 2026-07-28|http|modern|16|100|50000|1000|1
+h8M|HTTP, 8 connections, 1 MB, 2026-07-28|http|modern|8|1048576|300|30|1
+up|start-up, stdio, 2026-07-28|stdio|modern|1|100|1|0|10
+uh|start-up, HTTP, 2026-07-28|http|modern|1|100|1|0|5"
 
 results=$work/results.jsonl
 : >"$results"
+
+# One mcp-load run of scenario ID against SERVER; its JSON report is appended to $results.
+measure() {
+  local run=$1 server=$2 id=$3 row=$4 transport=$5 era=$6 inflight=$7 bytes=$8 requests=$9 warmup=${10}
+  local port= command status=0
+  [ "$transport" = http ] && port=$(free_port)
+  command=$(server_command "$server" "$transport" "$port")
+  [ -n "$command" ] || return 0
+  local args=(--json --quiet-server --timeout 300 --requests "$requests" --warmup "$warmup" --text-bytes "$bytes")
+  if [ "$transport" = stdio ]; then
+    args+=(--concurrency "$inflight")
+    # The limit knows no initialize: it answers the 2026-07-28 requests in the legacy rows.
+    [ "$era" = legacy ] && [ "$server" != limit ] && args+=(--legacy)
+  else
+    args+=(--url "http://127.0.0.1:$port/mcp" --connections "$inflight")
+  fi
+  echo "run $run/$RUNS: $row: $server" >&2
+  # shellcheck disable=SC2086 # the server command is split into its words on purpose
+  "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${server_pin[@]}" $command >"$work/out" 2>"$work/err" &
+  load_pid=$!
+  wait "$load_pid" || status=$?
+  load_pid=
+  if [ "$status" -ne 0 ]; then
+    echo "  failed (exit $status): $(tail -n 3 "$work/err" "$work/out" | tr '\n' ' ')" >&2
+    return 0
+  fi
+  python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); r.update(scenario=sys.argv[1], peer=sys.argv[2], run=int(sys.argv[3])); print(json.dumps(r))' \
+    "$id" "$server" "$run" <"$work/out" >>"$results"
+}
+
 servers=(mcpkit rmcp limit)
 for ((run = 1; run <= RUNS; run++)); do
   # Rotate the order of the servers from one run to the next.
   shift_by=$(((run - 1) % ${#servers[@]}))
   order=("${servers[@]:shift_by}" "${servers[@]:0:shift_by}")
-  while IFS='|' read -r id row transport era inflight bytes requests warmup; do
-    requests=$((requests * SCALE / 100)); [ "$requests" -ge 1 ] || requests=1
+  while IFS='|' read -r id row transport era inflight bytes requests warmup starts; do
+    requests=$((requests * SCALE / 100))
+    [ "$requests" -ge 1 ] || requests=1
     for server in "${order[@]}"; do
-      port=
-      [ "$transport" = http ] && port=$(free_port)
-      command=$(server_command "$server" "$transport" "$port")
-      [ -n "$command" ] || continue
-      args=(--json --quiet-server --timeout 300 --requests "$requests" --warmup "$warmup" --text-bytes "$bytes")
-      if [ "$transport" = stdio ]; then
-        args+=(--concurrency "$inflight")
-        # The limit knows no initialize: it answers the 2026-07-28 requests in the legacy rows.
-        [ "$era" = legacy ] && [ "$server" != limit ] && args+=(--legacy)
-      else
-        args+=(--url "http://127.0.0.1:$port/mcp" --connections "$inflight")
-      fi
-      echo "run $run/$RUNS: $row: $server" >&2
-      # shellcheck disable=SC2086 # the server command is split into its words on purpose
-      "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${server_pin[@]}" $command >"$work/out" 2>"$work/err" &
-      load_pid=$!
-      status=0
-      wait "$load_pid" || status=$?
-      load_pid=
-      if [ "$status" -ne 0 ]; then
-        echo "  failed (exit $status): $(tail -n 3 "$work/err" "$work/out" | tr '\n' ' ')" >&2
-        continue
-      fi
-      python3 -c 'import json, sys; r = json.loads(sys.stdin.read()); r.update(scenario=sys.argv[1], peer=sys.argv[2], run=int(sys.argv[3])); print(json.dumps(r))' \
-        "$id" "$server" "$run" <"$work/out" >>"$results"
+      for ((start = 1; start <= starts; start++)); do
+        measure "$run" "$server" "$id" "$row" "$transport" "$era" "$inflight" "$bytes" "$requests" "$warmup"
+      done
     done
   done <<<"$scenarios"
 done
@@ -168,7 +181,8 @@ def row(label, values):
 
 fmt = rate
 for scenario, label, *_ in scenarios:
-    row(f"{label} (req/s)", {p: median(scenario, p, "requests_per_s") for p in peers})
+    if not label.startswith("start-up"):
+        row(f"{label} (req/s)", {p: median(scenario, p, "requests_per_s") for p in peers})
 fmt = lambda v: "–" if v is None else f"{v / 1000:.2f} ms"
 for scenario, label in [("s1", "stdio, 1 in flight, 100 B"), ("h1", "HTTP, 1 connection, 100 B")]:
     for p in ("p50", "p99"):
@@ -182,11 +196,11 @@ for scenario, label in [("s64k", "stdio 64 in flight, 10 KB"), ("s64", "stdio 64
                         ("h16", "HTTP 16 connections, 100 B")]:
     row(f"server CPU per request, {label}", {p: median(scenario, p, "server_cpu_us_per_request") for p in peers})
 fmt = mib
-row("idle RSS (stdio)", {p: median("s1", p, "idle_rss_kib") for p in peers})
-row("idle RSS (HTTP)", {p: median("h1", p, "idle_rss_kib") for p in peers})
+row("idle RSS (stdio)", {p: median("up", p, "idle_rss_kib") for p in peers})
+row("idle RSS (HTTP)", {p: median("uh", p, "idle_rss_kib") for p in peers})
 row("peak RSS, stdio 8 in flight, 1 MB", {p: median("s8M", p, "peak_rss_kib") for p in peers})
 row("peak RSS, HTTP 8 connections, 1 MB", {p: median("h8M", p, "peak_rss_kib") for p in peers})
 fmt = ms
-row("start-up to first answer (stdio)", {p: median("s1m", p, "startup_ms") for p in peers})
-row("start-up to first answer (HTTP)", {p: median("h1", p, "startup_ms") for p in peers})
+row("start-up to first answer (stdio)", {p: median("up", p, "startup_ms") for p in peers})
+row("start-up to first answer (HTTP)", {p: median("uh", p, "startup_ms") for p in peers})
 EOF

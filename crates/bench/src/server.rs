@@ -22,7 +22,7 @@ const USER_HZ: u64 = 100;
 pub(crate) struct Started {
     pub(crate) child: Child,
     pub(crate) pid: Option<u32>,
-    /// When `spawn` returned (the program has been executed).
+    /// Just before the process was created.
     pub(crate) spawned: Instant,
 }
 
@@ -33,6 +33,7 @@ pub(crate) fn spawn(command: &[String], stdio: bool, quiet: bool) -> Result<Star
         return Err("no server command".to_owned());
     };
     let piped = || if stdio { Stdio::piped() } else { Stdio::null() };
+    let spawned = Instant::now();
     let child = Command::new(program)
         .args(args)
         .stdin(piped())
@@ -42,7 +43,7 @@ pub(crate) fn spawn(command: &[String], stdio: bool, quiet: bool) -> Result<Star
         .spawn()
         .map_err(|e| format!("cannot start `{server}`: {e}"))?;
     let pid = child.id();
-    Ok(Started { child, pid, spawned: Instant::now() })
+    Ok(Started { child, pid, spawned })
 }
 
 /// What was measured on the server itself; every figure is absent when it could not be read.
@@ -51,7 +52,8 @@ pub(crate) struct Figures {
     /// From the spawn to the first answer (the legacy `initialize`, or one `tools/call`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) startup_ms: Option<f64>,
-    /// `VmRSS` once the server has answered that first request, before the warm-up.
+    /// `VmRSS` once the server has answered that first request, before the warm-up: the
+    /// server at rest, started and ready, before any load.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) idle_rss_kib: Option<u64>,
     /// `VmHWM` at the end of the measured phase.
