@@ -74,21 +74,24 @@ server_command() {
   return 0
 }
 
-# id | row of the table | transport | era | in flight | text bytes | requests | warm-up | starts
+# id | row of the table | transport | era | in flight | text bytes | requests | warm-up | starts | idle wait
 # (`starts`: how many times the server is started in each run; the start-up rows, whose figures
-# are single samples, start it several times and take the median of all.)
+# are single samples, start it several times and take the median of all. `idle wait`: ms to wait
+# after the start before reading the idle memory and sending the first request; 0 = at once.)
 scenarios="\
-s1|stdio, 1 in flight, 100 B|stdio|legacy|1|100|20000|1000|1
-s1m|stdio, 1 in flight, 100 B, 2026-07-28|stdio|modern|1|100|20000|1000|1
-s64|stdio, 64 in flight, 100 B|stdio|legacy|64|100|100000|2000|1
-s64m|stdio, 64 in flight, 100 B, 2026-07-28|stdio|modern|64|100|100000|2000|1
-s64k|stdio, 64 in flight, 10 KB|stdio|legacy|64|10240|40000|1000|1
-s8M|stdio, 8 in flight, 1 MB|stdio|legacy|8|1048576|400|40|1
-h1|HTTP, 1 connection, 100 B, 2026-07-28|http|modern|1|100|10000|500|1
-h16|HTTP, 16 connections, 100 B, 2026-07-28|http|modern|16|100|50000|1000|1
-h8M|HTTP, 8 connections, 1 MB, 2026-07-28|http|modern|8|1048576|300|30|1
-up|start-up, stdio, 2026-07-28|stdio|modern|1|100|1|0|10
-uh|start-up, HTTP, 2026-07-28|http|modern|1|100|1|0|5"
+s1|stdio, 1 in flight, 100 B|stdio|legacy|1|100|20000|1000|1|0
+s1m|stdio, 1 in flight, 100 B, 2026-07-28|stdio|modern|1|100|20000|1000|1|0
+s64|stdio, 64 in flight, 100 B|stdio|legacy|64|100|100000|2000|1|0
+s64m|stdio, 64 in flight, 100 B, 2026-07-28|stdio|modern|64|100|100000|2000|1|0
+s64k|stdio, 64 in flight, 10 KB|stdio|legacy|64|10240|40000|1000|1|0
+s8M|stdio, 8 in flight, 1 MB|stdio|legacy|8|1048576|400|40|1|0
+h1|HTTP, 1 connection, 100 B, 2026-07-28|http|modern|1|100|10000|500|1|0
+h16|HTTP, 16 connections, 100 B, 2026-07-28|http|modern|16|100|50000|1000|1|0
+h8M|HTTP, 8 connections, 1 MB, 2026-07-28|http|modern|8|1048576|300|30|1|0
+up|start-up, stdio, 2026-07-28|stdio|modern|1|100|1|0|10|0
+uh|start-up, HTTP, 2026-07-28|http|modern|1|100|1|0|5|0
+is|idle, stdio, 2026-07-28|stdio|modern|1|100|1|0|2|500
+ih|idle, HTTP, 2026-07-28|http|modern|1|100|1|0|2|500"
 
 results=$work/results.jsonl
 : >"$results"
@@ -96,11 +99,12 @@ results=$work/results.jsonl
 # One mcp-load run of scenario ID against SERVER; its JSON report is appended to $results.
 measure() {
   local run=$1 server=$2 id=$3 row=$4 transport=$5 era=$6 inflight=$7 bytes=$8 requests=$9 warmup=${10}
-  local port= command status=0
+  local idle_wait=${11} port= command status=0
   [ "$transport" = http ] && port=$(free_port)
   command=$(server_command "$server" "$transport" "$port")
   [ -n "$command" ] || return 0
-  local args=(--json --quiet-server --timeout 300 --requests "$requests" --warmup "$warmup" --text-bytes "$bytes")
+  local args=(--json --quiet-server --timeout 300 --requests "$requests" --warmup "$warmup" --text-bytes "$bytes"
+    --idle-wait "$idle_wait")
   if [ "$transport" = stdio ]; then
     args+=(--concurrency "$inflight")
     # The limit knows no initialize: it answers the 2026-07-28 requests in the legacy rows.
@@ -127,12 +131,13 @@ for ((run = 1; run <= RUNS; run++)); do
   # Rotate the order of the servers from one run to the next.
   shift_by=$(((run - 1) % ${#servers[@]}))
   order=("${servers[@]:shift_by}" "${servers[@]:0:shift_by}")
-  while IFS='|' read -r id row transport era inflight bytes requests warmup starts; do
+  while IFS='|' read -r id row transport era inflight bytes requests warmup starts idle_wait; do
     requests=$((requests * SCALE / 100))
     [ "$requests" -ge 1 ] || requests=1
     for server in "${order[@]}"; do
       for ((start = 1; start <= starts; start++)); do
-        measure "$run" "$server" "$id" "$row" "$transport" "$era" "$inflight" "$bytes" "$requests" "$warmup"
+        measure "$run" "$server" "$id" "$row" "$transport" "$era" "$inflight" "$bytes" "$requests" "$warmup" \
+          "$idle_wait"
       done
     done
   done <<<"$scenarios"
@@ -181,7 +186,7 @@ def row(label, values):
 
 fmt = rate
 for scenario, label, *_ in scenarios:
-    if not label.startswith("start-up"):
+    if not label.startswith(("start-up", "idle")):
         row(f"{label} (req/s)", {p: median(scenario, p, "requests_per_s") for p in peers})
 fmt = lambda v: "–" if v is None else f"{v / 1000:.2f} ms"
 for scenario, label in [("s1", "stdio, 1 in flight, 100 B"), ("h1", "HTTP, 1 connection, 100 B")]:
@@ -196,8 +201,9 @@ for scenario, label in [("s64k", "stdio 64 in flight, 10 KB"), ("s64", "stdio 64
                         ("h16", "HTTP 16 connections, 100 B")]:
     row(f"server CPU per request, {label}", {p: median(scenario, p, "server_cpu_us_per_request") for p in peers})
 fmt = mib
-row("idle RSS (stdio)", {p: median("up", p, "idle_rss_kib") for p in peers})
-row("idle RSS (HTTP)", {p: median("uh", p, "idle_rss_kib") for p in peers})
+row("idle RSS, before the first request (stdio)", {p: median("is", p, "idle_rss_kib") for p in peers})
+row("idle RSS, before the first request (HTTP)", {p: median("ih", p, "idle_rss_kib") for p in peers})
+row("RSS after the first answer (stdio)", {p: median("up", p, "first_answer_rss_kib") for p in peers})
 row("peak RSS, stdio 8 in flight, 1 MB", {p: median("s8M", p, "peak_rss_kib") for p in peers})
 row("peak RSS, HTTP 8 connections, 1 MB", {p: median("h8M", p, "peak_rss_kib") for p in peers})
 fmt = ms

@@ -72,6 +72,9 @@ async fn drive(
     let connections = cli.connections.unwrap_or(1) as usize;
     let mut open = Vec::with_capacity(connections);
     if let Some(started) = started {
+        if let Some(meter) = meter.as_deref_mut() {
+            meter.idle(Duration::from_millis(cli.idle_wait)).await;
+        }
         wait_for_port(target, started).await?;
         let first = http::run_phase(http::connect_all(target, 1).await?, target.clone(), shape, 0..1).await;
         check_connections(&first, "first request")?;

@@ -69,6 +69,10 @@ pub(crate) struct Cli {
     /// Give up (and kill a server started here) after this many seconds in all.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// Wait this many milliseconds after starting the server, then read its idle memory
+    /// before sending the first request (no start-up time is then reported).
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    idle_wait: u64,
     /// Discard the server's stderr instead of passing it through.
     #[arg(long)]
     quiet_server: bool,
@@ -174,8 +178,10 @@ fn print_human(r: &Report) {
         println!("  server CPU    {us:.2} µs per request ({:.3} s)", f.server_cpu_s.unwrap_or_default());
     }
     let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
-    if f.idle_rss_kib.is_some() || f.peak_rss_kib.is_some() {
-        println!("  server RSS    idle {}, peak {}", mib(f.idle_rss_kib), mib(f.peak_rss_kib));
+    if f.first_answer_rss_kib.is_some() || f.peak_rss_kib.is_some() {
+        let idle = f.idle_rss_kib.map(|_| format!("idle {}, ", mib(f.idle_rss_kib))).unwrap_or_default();
+        let first = mib(f.first_answer_rss_kib);
+        println!("  server RSS    {idle}after the first answer {first}, peak {}", mib(f.peak_rss_kib));
     }
     if let Some(exit) = &r.server_exit {
         println!("  server exit   {exit}");

@@ -49,13 +49,16 @@ pub(crate) fn spawn(command: &[String], stdio: bool, quiet: bool) -> Result<Star
 /// What was measured on the server itself; every figure is absent when it could not be read.
 #[derive(Serialize, Debug, Default, Clone, PartialEq)]
 pub(crate) struct Figures {
-    /// From the spawn to the first answer (the legacy `initialize`, or one `tools/call`).
+    /// From the spawn to the first answer (the legacy `initialize`, or one `tools/call`);
+    /// absent with `--idle-wait`, whose wait it would include.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) startup_ms: Option<f64>,
-    /// `VmRSS` once the server has answered that first request, before the warm-up: the
-    /// server at rest, started and ready, before any load.
+    /// `VmRSS` before the first request, `--idle-wait` after the spawn (only with it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) idle_rss_kib: Option<u64>,
+    /// `VmRSS` once the server has answered that first request, before the warm-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) first_answer_rss_kib: Option<u64>,
     /// `VmHWM` at the end of the measured phase.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) peak_rss_kib: Option<u64>,
@@ -73,18 +76,39 @@ pub(crate) struct Meter {
     pid: Option<u32>,
     spawned: Instant,
     cpu_before: Option<Duration>,
+    /// The first request was held back (`--idle-wait`): no start-up time.
+    waited: bool,
     pub(crate) figures: Figures,
 }
 
 impl Meter {
     pub(crate) fn new(started: &Started) -> Meter {
-        Meter { pid: started.pid, spawned: started.spawned, cpu_before: None, figures: Figures::default() }
+        Meter {
+            pid: started.pid,
+            spawned: started.spawned,
+            cpu_before: None,
+            waited: false,
+            figures: Figures::default(),
+        }
     }
 
-    /// The first answer has arrived: the start-up time, and the memory at rest.
-    pub(crate) fn first_answer(&mut self) {
-        self.figures.startup_ms = Some(self.spawned.elapsed().as_secs_f64() * 1e3);
+    /// Waits `wait` after the spawn (when not zero), then reads the memory of the idle server,
+    /// before its first request.
+    pub(crate) async fn idle(&mut self, wait: Duration) {
+        if wait.is_zero() {
+            return;
+        }
+        tokio::time::sleep_until(self.spawned + wait).await;
+        self.waited = true;
         self.figures.idle_rss_kib = self.pid.and_then(|pid| status_kib(pid, "VmRSS"));
+    }
+
+    /// The first answer has arrived: the start-up time, and the memory then.
+    pub(crate) fn first_answer(&mut self) {
+        if !self.waited {
+            self.figures.startup_ms = Some(self.spawned.elapsed().as_secs_f64() * 1e3);
+        }
+        self.figures.first_answer_rss_kib = self.pid.and_then(|pid| status_kib(pid, "VmRSS"));
     }
 
     /// The measured phase begins.

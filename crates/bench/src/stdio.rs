@@ -21,6 +21,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
     let reader = BufReader::with_capacity(1 << 16, stdout);
     let shape = Shape { modern: !cli.legacy, text_bytes: cli.text_bytes };
     let mut meter = Meter::new(&started);
+    meter.idle(Duration::from_millis(cli.idle_wait)).await;
 
     let load = tokio::time::timeout_at(deadline, drive(cli, shape, writer, reader, &mut meter)).await;
     let (warm, mut measured) = match load {
