@@ -144,7 +144,7 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 [ -z "${JSON_OUT:-}" ] || cp "$results" "$JSON_OUT"
 
-echo "mcpkit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs, requests at $SCALE %"
+echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs, requests at $SCALE %"
 echo
 SCENARIOS=$scenarios python3 - "$results" <<'EOF'
 import json, os, statistics, sys
