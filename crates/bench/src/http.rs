@@ -56,6 +56,16 @@ impl Target {
         })
     }
 
+    /// Where to connect.
+    pub(crate) fn address(&self) -> (&str, u16) {
+        (self.host.as_str(), self.port)
+    }
+
+    /// `host:port`, for messages.
+    pub(crate) fn at(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
     /// The POST for request `id`.
     fn request(&self, shape: Shape, id: u64) -> Result<Request<Full<Bytes>>, String> {
         Request::post(self.path.as_str())
@@ -83,10 +93,9 @@ pub(crate) async fn connect_all(target: &Target, count: usize) -> Result<Vec<Con
 }
 
 async fn connect(target: &Target) -> Result<Connection, String> {
-    let at = format!("{}:{}", target.host, target.port);
-    let stream = TcpStream::connect((target.host.as_str(), target.port))
-        .await
-        .map_err(|e| format!("cannot connect to {at}: {e}"))?;
+    let at = target.at();
+    let stream =
+        TcpStream::connect(target.address()).await.map_err(|e| format!("cannot connect to {at}: {e}"))?;
     stream.set_nodelay(true).map_err(|e| format!("TCP_NODELAY on {at}: {e}"))?;
     let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
