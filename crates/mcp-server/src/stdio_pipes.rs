@@ -40,7 +40,7 @@ pub(crate) type Output = Box<dyn AsyncWrite + Unpin + Send>;
 
 /// Which path a standard stream took (for the debug log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Path {
+pub(crate) enum Route {
     /// A pipe or FIFO on the reactor.
     Pipe,
     /// A socket on the reactor.
@@ -78,43 +78,43 @@ fn classify(fd: &OwnedFd) -> Kind {
 }
 
 /// This process's stdin; must be called within the runtime.
-pub(crate) fn stdin() -> (Input, Path) {
+pub(crate) fn stdin() -> (Input, Route) {
     if let Ok(fd) = io::stdin().as_fd().try_clone_to_owned() {
         match classify(&fd) {
             Kind::Pipe => {
                 if let Ok(receiver) = pipe::Receiver::from_owned_fd(fd) {
-                    return (Box::new(Restoring(Some(receiver))), Path::Pipe);
+                    return (Box::new(Restoring(Some(receiver))), Route::Pipe);
                 }
             }
             Kind::Socket => {
                 if let Some(stream) = socket(fd) {
-                    return (Box::new(Restoring(Some(stream))), Path::Socket);
+                    return (Box::new(Restoring(Some(stream))), Route::Socket);
                 }
             }
             Kind::Other => {}
         }
     }
-    (Box::new(tokio::io::stdin()), Path::Blocking)
+    (Box::new(tokio::io::stdin()), Route::Blocking)
 }
 
 /// This process's stdout; must be called within the runtime.
-pub(crate) fn stdout() -> (Output, Path) {
+pub(crate) fn stdout() -> (Output, Route) {
     if let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() {
         match classify(&fd) {
             Kind::Pipe => {
                 if let Ok(sender) = pipe::Sender::from_owned_fd(fd) {
-                    return (Box::new(Restoring(Some(sender))), Path::Pipe);
+                    return (Box::new(Restoring(Some(sender))), Route::Pipe);
                 }
             }
             Kind::Socket => {
                 if let Some(stream) = socket(fd) {
-                    return (Box::new(Restoring(Some(stream))), Path::Socket);
+                    return (Box::new(Restoring(Some(stream))), Route::Socket);
                 }
             }
             Kind::Other => {}
         }
     }
-    (Box::new(tokio::io::stdout()), Path::Blocking)
+    (Box::new(tokio::io::stdout()), Route::Blocking)
 }
 
 /// A stream socket (a socketpair, as libuv-based parents such as Node create for a child's
