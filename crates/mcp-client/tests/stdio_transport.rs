@@ -176,6 +176,51 @@ async fn concurrent_sends_never_interleave() {
 }
 
 #[tokio::test]
+async fn lines_queued_together_go_out_whole_and_in_order() {
+    let (transport, mut rx) = start(StdioCommand::new("cat"));
+    let count = 1000;
+    // Mostly small lines, with some larger than a pipe holds: the writer then resumes a
+    // batch of coalesced lines part way, many times.
+    let body = |i: usize| {
+        let pad = if i % 100 == 7 { "p".repeat(200 * 1024) } else { String::new() };
+        format!(r#"{{"n":{i},"pad":"{pad}"}}"#)
+    };
+    let sender = tokio::spawn({
+        let transport = Arc::clone(&transport);
+        async move {
+            let mut sends: Vec<_> = (0..count).map(|i| Some(transport.send(message(body(i))))).collect();
+            let mut results: Vec<Option<Result<(), TransportError>>> = (0..count).map(|_| None).collect();
+            // Each `send` queues its line when first polled: all of them, in order, at once.
+            std::future::poll_fn(|cx| {
+                for (send, result) in sends.iter_mut().zip(&mut results) {
+                    if let Some(future) = send
+                        && let std::task::Poll::Ready(done) = future.as_mut().poll(cx)
+                    {
+                        *result = Some(done);
+                        *send = None;
+                    }
+                }
+                std::task::Poll::Ready(())
+            })
+            .await;
+            for (send, result) in sends.into_iter().zip(&mut results) {
+                if let Some(future) = send {
+                    *result = Some(future.await);
+                }
+            }
+            results
+        }
+    });
+    for i in 0..count {
+        assert_eq!(next_message(&mut rx).await, body(i).as_bytes(), "line {i}");
+    }
+    for (i, result) in sender.await.expect("the task ran").into_iter().enumerate() {
+        assert!(matches!(result, Some(Ok(()))), "send {i}: {result:?}");
+    }
+    close(&transport, &mut rx).await;
+}
+
+#[tokio::test]
 async fn a_dropped_send_still_writes_its_whole_line() {
     let (transport, mut rx) = start(StdioCommand::new("cat"));
     let big = format!(r#"{{"data":"{}"}}"#, "z".repeat(512 * 1024));

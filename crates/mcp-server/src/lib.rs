@@ -51,6 +51,8 @@ mod server;
 mod session;
 mod sink;
 mod stdio;
+#[cfg(unix)]
+mod stdio_pipes;
 mod tools;
 pub mod uri_template;
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mcp_stdio::{FrameError, FramedReader, ReadError};
 use mcp_types::{DecodeOptions, ErrorObject, Incoming, Message, Request, Response, ResponseId, code};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::connection::{Connection, InFlight};
@@ -30,8 +30,25 @@ const EOF_GRACE: Duration = Duration::from_secs(2);
 
 impl Server {
     /// Serves this process's stdin and stdout until stdin ends.
+    ///
+    /// On Unix, a stdin or stdout that is a pipe or a socket is read and written on the
+    /// reactor, in non-blocking mode (restored when the server is done with it); anything else
+    /// (a regular file, a terminal, `/dev/null`) goes through tokio's blocking-pool
+    /// `Stdin`/`Stdout`. While the server runs, whoever shares stdin's or stdout's open file
+    /// description sees it non-blocking too; a stream that is also stderr keeps the blocking
+    /// path.
     pub async fn serve_stdio(&self) -> std::io::Result<()> {
-        self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        #[cfg(unix)]
+        {
+            let (reader, read_path) = crate::stdio_pipes::stdin();
+            let (writer, write_path) = crate::stdio_pipes::stdout();
+            tracing::debug!(stdin = ?read_path, stdout = ?write_path, "serving stdio");
+            self.serve_io(reader, writer).await
+        }
+        #[cfg(not(unix))]
+        {
+            self.serve_io(tokio::io::stdin(), tokio::io::stdout()).await
+        }
     }
 
     /// Serves one connection over a byte stream pair until the input ends.
@@ -287,12 +304,13 @@ async fn send(tx: &mpsc::Sender<Vec<u8>>, message: &Message) {
     let _ = tx.send(message.to_vec()).await;
 }
 
-/// Writes queued messages, one line each, batching whatever is ready into one flush.
+/// Writes queued messages, one line each, batching whatever is ready (up to 1 MiB) into one
+/// buffer handed to the writer at once: one `write` call per batch when the stream takes it
+/// whole (no second buffer in between).
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Vec<u8>>,
-    writer: W,
+    mut writer: W,
 ) -> std::io::Result<()> {
-    let mut writer = BufWriter::with_capacity(64 * 1024, writer);
     let mut line = Vec::with_capacity(64 * 1024);
     while let Some(first) = rx.recv().await {
         line.clear();
@@ -305,6 +323,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
         writer.write_all(&line).await?;
         writer.flush().await?;
+        // A burst of large answers must not pin a large buffer for the connection's lifetime.
+        if line.capacity() > 4 * 1024 * 1024 {
+            line = Vec::with_capacity(64 * 1024);
+        }
     }
     writer.flush().await?;
     writer.shutdown().await.or(Ok(()))

@@ -187,7 +187,8 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = if args.http.is_some() { tokio::runtime::Runtime::new() } else { stdio_runtime() };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("mcpkit: {e}");
@@ -258,6 +259,15 @@ fn serve(args: ServeArgs) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The runtime of `serve --stdio`: one thread. A stdio server has one connection, whose stdin
+/// and stdout are on the reactor (pipes and sockets, see mcp-server's `serve_stdio`): reading,
+/// the handlers and writing interleave on the thread that reads, with no hand-off between
+/// threads. The blocking pool is still there for handlers that call `spawn_blocking` (and for
+/// a stdin or stdout that is a file or a terminal).
+fn stdio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build()
 }
 
 /// Binds `serve --http`'s address: `HOST:PORT` with a host name (resolved; the first address

@@ -22,8 +22,9 @@
 //!
 //! # Sending
 //!
-//! One task per child writes its stdin, a whole line at a time, in the order `send` was called,
-//! so messages never interleave. `send` resolves once its line is written and flushed; it fails
+//! One task per child writes its stdin, whole lines, in the order `send` was called, so messages
+//! never interleave; the lines queued while a write is under way go out together, in one
+//! vectored write (no copy of the messages). `send` resolves once its line is written and flushed; it fails
 //! with [`TransportError::NotSent`] when no child runs or nothing of the line went out, and
 //! with [`TransportError::Lost`] when the pipe broke part way. A `send` future dropped early
 //! does not cut its line short: the line is still written whole, or not at all.
@@ -49,6 +50,8 @@ mod stderr;
 mod supervisor;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use bytes::Bytes;
 
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
@@ -97,8 +100,16 @@ struct Current {
 /// One line to write to the child's stdin, and where to report how it went.
 #[derive(Debug)]
 struct WriteJob {
-    line: Vec<u8>,
+    /// The message without its `\n` (which the writer adds), holding no raw line break.
+    body: Bytes,
     done: oneshot::Sender<Result<(), TransportError>>,
+}
+
+impl WriteJob {
+    /// The bytes this job puts on the wire: its body and the `\n`.
+    fn len(&self) -> usize {
+        self.body.len() + 1
+    }
 }
 
 /// Locks `mutex`, ignoring poisoning: the data behind these locks stays consistent at every
@@ -175,18 +186,26 @@ impl StdioTransport {
         &self.shared.name
     }
 
-    async fn send_line(&self, body: &[u8]) -> Result<(), TransportError> {
+    async fn send_line(&self, body: Bytes) -> Result<(), TransportError> {
         if self.shared.closing.is_cancelled() {
             return Err(self.shared.not_running());
         }
-        let mut line = Vec::with_capacity(body.len() + 1);
-        mcp_stdio::encode_line(body, &mut line);
+        // Serialized JSON holds no raw line break, and is then written as it is (no copy); one
+        // that does (pretty-printed) gets them replaced by spaces, as `encode_line` does.
+        let body = if body.iter().any(|&b| b == b'\n' || b == b'\r') {
+            let mut line = Vec::with_capacity(body.len() + 1);
+            mcp_stdio::encode_line(&body, &mut line);
+            line.pop();
+            Bytes::from(line)
+        } else {
+            body
+        };
         let (done_tx, done_rx) = oneshot::channel();
         let writer = lock(&self.shared.current).writer.clone();
         let Some(writer) = writer else {
             return Err(self.shared.not_running());
         };
-        if writer.send(WriteJob { line, done: done_tx }).is_err() {
+        if writer.send(WriteJob { body, done: done_tx }).is_err() {
             return Err(self.shared.not_running());
         }
         // The writer task owns the write: if this future is dropped, the line is still written
@@ -204,7 +223,7 @@ impl Transport for StdioTransport {
     /// Writes the body as one line and flushes it. [`Outgoing::kind`] and
     /// [`Outgoing::protocol_version`] are not used on stdio.
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async move { self.send_line(&message.body).await })
+        Box::pin(async move { self.send_line(message.body).await })
     }
 
     /// Nothing to do on stdio: the core sends `notifications/cancelled`.

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use mcp_stdio::{FramedReader, LineDecoder, ReadError};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-use tokio::io::AsyncWriteExt;
-use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, ChildStdout};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -335,17 +335,25 @@ fn to_pid(pid: u32) -> Option<Pid> {
     i32::try_from(pid).ok().map(Pid::from_raw)
 }
 
-/// Writes the jobs' lines to the child's stdin, one after the other, until the child is gone,
-/// the transport closes (which closes the child's stdin) or a write fails.
-async fn write_loop(
-    mut stdin: ChildStdin,
+/// At most this many bytes of queued lines go out in one batch.
+const BATCH_BYTES: usize = 1024 * 1024;
+
+/// At most this many buffers in one vectored write (well under every system's `IOV_MAX`).
+const MAX_SLICES: usize = 128;
+
+/// Writes the jobs' lines to the child's stdin, in order, until the child is gone, the
+/// transport closes (which closes the child's stdin) or a write fails. The lines queued while
+/// one batch is written make up the next one (coalesced: one write call for many messages).
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut stdin: W,
     mut jobs: mpsc::UnboundedReceiver<WriteJob>,
     gone: CancellationToken,
     closing: CancellationToken,
     name: String,
 ) {
+    let mut batch: Vec<WriteJob> = Vec::new();
     loop {
-        let job = tokio::select! {
+        let first = tokio::select! {
             biased;
             () = closing.cancelled() => break,
             () = gone.cancelled() => break,
@@ -354,27 +362,45 @@ async fn write_loop(
                 None => break,
             },
         };
+        let mut size = first.len();
+        batch.push(first);
+        while size < BATCH_BYTES {
+            match jobs.try_recv() {
+                Ok(job) => {
+                    size += job.len();
+                    batch.push(job);
+                }
+                Err(_) => break,
+            }
+        }
         let mut written = 0;
         let result = tokio::select! {
             biased;
             () = closing.cancelled() => Err(io::Error::other("the transport was closed")),
             () = gone.cancelled() => Err(io::Error::other("the server process exited")),
-            result = write_line(&mut stdin, &job.line, &mut written) => result,
+            result = write_batch(&mut stdin, &batch, &mut written) => result,
         };
-        match result {
-            Ok(()) => {
-                let _ = job.done.send(Ok(()));
-            }
-            Err(e) => {
-                let error = if written == 0 {
-                    TransportError::NotSent(format!("writing to {name} failed: {e}"))
-                } else {
-                    TransportError::Lost(format!("writing to {name} failed after {written} bytes: {e}"))
-                };
-                let _ = job.done.send(Err(error));
-                // The pipe is broken, or the stream is mid-line: nothing more can go out.
-                break;
-            }
+        // Each job is told how its own line went: whole, cut short, or not started.
+        let mut start = 0;
+        for job in batch.drain(..) {
+            let end = start + job.len();
+            let outcome = match &result {
+                Ok(()) => Ok(()),
+                Err(_) if written >= end => Ok(()),
+                Err(e) if written <= start => {
+                    Err(TransportError::NotSent(format!("writing to {name} failed: {e}")))
+                }
+                Err(e) => Err(TransportError::Lost(format!(
+                    "writing to {name} failed after {} bytes: {e}",
+                    written - start
+                ))),
+            };
+            let _ = job.done.send(outcome);
+            start = end;
+        }
+        if result.is_err() {
+            // The pipe is broken, or the stream is mid-line: nothing more can go out.
+            break;
         }
     }
     // Dropping stdin closes the pipe: the child reads end of input. Jobs still queued are
@@ -382,10 +408,17 @@ async fn write_loop(
     drop(stdin);
 }
 
-/// Writes all of `line` and flushes, counting the bytes written in `written`.
-async fn write_line(stdin: &mut ChildStdin, line: &[u8], written: &mut usize) -> io::Result<()> {
-    while *written < line.len() {
-        match stdin.write(&line[*written..]).await {
+/// Writes every job's line (its body, then `\n`) and flushes, counting the bytes written in
+/// `written`.
+async fn write_batch<W: AsyncWrite + Unpin>(
+    stdin: &mut W,
+    batch: &[WriteJob],
+    written: &mut usize,
+) -> io::Result<()> {
+    let total: usize = batch.iter().map(WriteJob::len).sum();
+    while *written < total {
+        let slices = remaining(batch, *written);
+        match stdin.write_vectored(&slices).await {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(n) => *written += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -393,4 +426,149 @@ async fn write_line(stdin: &mut ChildStdin, line: &[u8], written: &mut usize) ->
         }
     }
     stdin.flush().await
+}
+
+/// The buffers still to write once `skip` bytes of the batch went out (at most
+/// [`MAX_SLICES`]).
+fn remaining(batch: &[WriteJob], mut skip: usize) -> Vec<io::IoSlice<'_>> {
+    let mut slices = Vec::with_capacity(MAX_SLICES.min(batch.len() * 2));
+    for job in batch {
+        for part in [&job.body[..], b"\n"] {
+            if skip >= part.len() {
+                skip -= part.len();
+                continue;
+            }
+            slices.push(io::IoSlice::new(&part[skip..]));
+            skip = 0;
+            if slices.len() == MAX_SLICES {
+                return slices;
+            }
+        }
+    }
+    slices
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use super::{MAX_SLICES, WriteJob, remaining, write_loop};
+    use bytes::Bytes;
+    use tokio_util::sync::CancellationToken;
+
+    /// A stdin that takes at most `limit` bytes per write call and counts the calls.
+    #[derive(Default)]
+    struct Recorder {
+        bytes: Vec<u8>,
+        calls: usize,
+        limit: usize,
+    }
+
+    impl tokio::io::AsyncWrite for Recorder {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            let n = buf.len().min(self.limit);
+            self.calls += 1;
+            self.bytes.extend_from_slice(&buf[..n]);
+            Poll::Ready(Ok(n))
+        }
+
+        fn poll_write_vectored(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            bufs: &[std::io::IoSlice<'_>],
+        ) -> Poll<std::io::Result<usize>> {
+            self.calls += 1;
+            let mut n = 0;
+            for buf in bufs {
+                let take = buf.len().min(self.limit - n);
+                self.bytes.extend_from_slice(&buf[..take]);
+                n += take;
+            }
+            Poll::Ready(Ok(n))
+        }
+
+        fn is_write_vectored(&self) -> bool {
+            true
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// Queues `count` small lines at once, runs the writer over them, and returns what it
+    /// wrote and in how many write calls.
+    async fn write_queued(count: usize, limit: usize) -> (Vec<u8>, usize) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut done = Vec::new();
+        for i in 0..count {
+            let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+            tx.send(WriteJob { body: Bytes::from(format!("{{\"n\":{i}}}")), done: done_tx }).unwrap();
+            done.push(done_rx);
+        }
+        drop(tx);
+        let mut stdin = Recorder { limit, ..Recorder::default() };
+        write_loop(&mut stdin, rx, CancellationToken::new(), CancellationToken::new(), "test".into()).await;
+        for done in done {
+            assert!(matches!(done.await, Ok(Ok(()))));
+        }
+        (stdin.bytes, stdin.calls)
+    }
+
+    fn expected(count: usize) -> Vec<u8> {
+        (0..count).flat_map(|i| format!("{{\"n\":{i}}}\n").into_bytes()).collect()
+    }
+
+    #[tokio::test]
+    async fn lines_queued_together_are_written_in_one_call_per_max_slices() {
+        // 64 lines are 128 buffers: one vectored write.
+        let (bytes, calls) = write_queued(64, usize::MAX).await;
+        assert_eq!(bytes, expected(64));
+        assert_eq!(calls, 1, "the queued lines were not coalesced");
+        let (bytes, calls) = write_queued(640, usize::MAX).await;
+        assert_eq!(bytes, expected(640));
+        assert_eq!(calls, 10);
+    }
+
+    #[tokio::test]
+    async fn a_batch_cut_short_by_the_stream_resumes_where_it_stopped() {
+        let (bytes, _) = write_queued(300, 7).await;
+        assert_eq!(bytes, expected(300));
+    }
+
+    fn job(body: &'static str) -> WriteJob {
+        WriteJob { body: Bytes::from_static(body.as_bytes()), done: tokio::sync::oneshot::channel().0 }
+    }
+
+    fn joined(slices: &[std::io::IoSlice<'_>]) -> Vec<u8> {
+        slices.iter().flat_map(|s| s.iter().copied()).collect()
+    }
+
+    #[test]
+    fn remaining_resumes_mid_line_and_mid_batch() {
+        let batch = [job("ab"), job("cde"), job("")];
+        assert_eq!(joined(&remaining(&batch, 0)), b"ab\ncde\n\n");
+        assert_eq!(joined(&remaining(&batch, 1)), b"b\ncde\n\n");
+        assert_eq!(joined(&remaining(&batch, 2)), b"\ncde\n\n");
+        assert_eq!(joined(&remaining(&batch, 3)), b"cde\n\n");
+        assert_eq!(joined(&remaining(&batch, 7)), b"\n");
+        assert!(remaining(&batch, 8).is_empty());
+    }
+
+    #[test]
+    fn remaining_is_capped_at_max_slices() {
+        let batch: Vec<WriteJob> = (0..MAX_SLICES).map(|_| job("x")).collect();
+        let slices = remaining(&batch, 0);
+        assert_eq!(slices.len(), MAX_SLICES);
+        assert_eq!(joined(&slices), "x\n".repeat(MAX_SLICES / 2).as_bytes());
+    }
 }
