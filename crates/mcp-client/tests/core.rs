@@ -786,6 +786,29 @@ async fn a_probe_the_server_never_takes_in_fails_the_connection_within_the_probe
     assert!(fake.sent_with_method("initialize").is_empty(), "a server that took nothing in is not legacy");
 }
 
+/// On stdio a probe whose write has not finished when the probe timeout passes is no sign of a
+/// dead server (the line is still written; a child slow to start reads it later): the client
+/// falls back to `initialize` as after any unanswered probe.
+#[tokio::test]
+async fn a_stdio_probe_still_being_written_when_it_times_out_falls_back_to_initialize() {
+    let (fake, rx) = Fake::new(
+        TransportKind::Stdio,
+        Box::new(|s| match s.method() {
+            Some("server/discover") => Reply::Hang,
+            Some("initialize") => result(s.id(), initialize_result("2025-11-25")),
+            _ => Reply::Nothing,
+        }),
+    );
+    let connecting = builder().request_timeout(Some(Duration::from_secs(3600))).connect_transport(
+        fake.clone(),
+        rx,
+        "fake",
+    );
+    let client = bounded("connect", connecting).await.unwrap();
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2025_11_25);
+    assert_eq!(fake.sent_with_method("initialize").len(), 1);
+}
+
 #[tokio::test]
 async fn every_step_of_a_legacy_handshake_is_bounded_by_the_request_timeout() {
     for stuck in ["initialize", "notifications/initialized"] {

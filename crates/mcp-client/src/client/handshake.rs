@@ -187,8 +187,12 @@ impl Inner {
                 Ok(raw) => return self.after_discover(&raw).map_err(Into::into),
                 // Not even taken in (an HTTP server that accepted the connection and never
                 // answered the POST): nothing says the server is legacy, and `initialize`
-                // would only wait again.
-                Err(Failure { error: error @ ClientError::Timeout(_), delivered: false }) => {
+                // would only wait again. On stdio an unfinished write says nothing of the kind
+                // (the line is still written, and a child that is slow to start reads it
+                // later), so there the probe's timeout means legacy, as below.
+                Err(Failure { error: error @ ClientError::Timeout(_), delivered: false })
+                    if self.engine.transport.kind() != TransportKind::Stdio =>
+                {
                     tracing::debug!(target: "mcp_client", "the server did not take the probe in");
                     return Err(error.into());
                 }
