@@ -638,7 +638,7 @@ impl HttpAuth for Switching {
     }
 
     fn refused<'a>(&'a self, refusal: &'a Refusal) -> BoxFuture<'a, Result<bool, AuthError>> {
-        let challenge = refusal.www_authenticate().next().map(str::to_owned);
+        let challenge = refusal.www_authenticate().next().map(|v| v.into_owned());
         let presented = refusal.presented.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
         self.refusals.lock().unwrap().push((refusal.status, challenge, presented));
         if self.cures {

@@ -322,7 +322,7 @@ impl OAuthClient {
     async fn on_refusal(&self, refusal: &Refusal) -> Result<bool, AuthError> {
         let _flow = self.flow.lock().await;
         let challenges: Vec<Challenge> =
-            refusal.www_authenticate().flat_map(parse_www_authenticate).collect();
+            refusal.www_authenticate().flat_map(|v| parse_www_authenticate(&v)).collect();
         let presented = refusal.presented.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let uses_dpop =
             presented.as_deref().is_some_and(|p| p.len() > 5 && p[..5].eq_ignore_ascii_case("dpop "));

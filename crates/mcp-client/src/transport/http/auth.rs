@@ -57,9 +57,11 @@ impl Refusal {
         Refusal { status, url, method, headers, presented }
     }
 
-    /// Every `WWW-Authenticate` value of the refusal.
-    pub fn www_authenticate(&self) -> impl Iterator<Item = &str> {
-        self.headers.get_all(WWW_AUTHENTICATE).iter().filter_map(|v| v.to_str().ok())
+    /// Every `WWW-Authenticate` value of the refusal. A value with bytes beyond visible ASCII
+    /// (an `error_description` in another language, say) is read as UTF-8, invalid sequences
+    /// replaced, rather than dropped with the `resource_metadata` and `scope` it carries.
+    pub fn www_authenticate(&self) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+        self.headers.get_all(WWW_AUTHENTICATE).iter().map(|v| String::from_utf8_lossy(v.as_bytes()))
     }
 }
 
@@ -68,11 +70,9 @@ impl Refusal {
 pub(crate) fn is_refusal(status: u16, headers: &HeaderMap) -> bool {
     match status {
         401 => true,
-        403 => headers
-            .get_all(WWW_AUTHENTICATE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .any(|v| v.to_ascii_lowercase().contains("insufficient_scope")),
+        403 => headers.get_all(WWW_AUTHENTICATE).iter().any(|v| {
+            String::from_utf8_lossy(v.as_bytes()).to_ascii_lowercase().contains("insufficient_scope")
+        }),
         _ => false,
     }
 }
@@ -91,5 +91,23 @@ mod tests {
         headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"insufficient_scope\""));
         assert!(is_refusal(403, &headers));
         assert!(!is_refusal(404, &headers));
+    }
+
+    #[test]
+    fn a_challenge_with_non_ascii_text_is_read_not_dropped() {
+        let mut headers = HeaderMap::new();
+        let value = "Bearer error=\"insufficient_scope\", error_description=\"Zugriff verweigert: Berechtigung für »admin« fehlt\", resource_metadata=\"https://mcp.example/.well-known/oauth-protected-resource\", scope=\"admin\"";
+        headers.insert(WWW_AUTHENTICATE, HeaderValue::from_bytes(value.as_bytes()).unwrap());
+        assert!(is_refusal(403, &headers));
+        let url = Url::parse("https://mcp.example/mcp").unwrap();
+        let refusal = Refusal::new(403, Method::POST, url, headers, HeaderMap::new());
+        let read: Vec<_> = refusal.www_authenticate().collect();
+        assert_eq!(read, [value]);
+        let challenges = mcp_auth::challenge::parse_www_authenticate(&read[0]);
+        assert_eq!(challenges[0].param("scope"), Some("admin"));
+        assert_eq!(
+            challenges[0].param("resource_metadata"),
+            Some("https://mcp.example/.well-known/oauth-protected-resource")
+        );
     }
 }

@@ -270,8 +270,10 @@ pub(crate) fn content_type(response: &Response) -> Option<String> {
 pub(crate) async fn http_error(mut response: Response, limit: usize) -> TransportError {
     let status = response.status().as_u16();
     let content_type = content_type(&response);
-    let www_authenticate =
-        response.headers().get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let www_authenticate = response
+        .headers()
+        .get(header::WWW_AUTHENTICATE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
     let mut body = BytesMut::new();
     let _ = tokio::time::timeout(ERROR_BODY_TIMEOUT, async {
         while body.len() < limit {
