@@ -200,6 +200,13 @@ impl Server {
         self.inner.tools.load().get(name).map(|e| e.def.clone())
     }
 
+    /// The `x-mcp-header` annotations of a tool's input schema (the `Mcp-Param-*` headers a
+    /// modern HTTP call must carry), if there is a tool by that name: computed when the tool
+    /// was registered, shared, never cloned. Empty when it has none, or when they are invalid.
+    pub fn tool_headers(&self, name: &str) -> Option<Arc<[mcp_types::headers::ParamHeader]>> {
+        self.inner.tools.load().get(name).map(|e| e.headers.clone())
+    }
+
     /// Replaces the tool table and announces the change.
     pub fn set_tools(&self, tools: Tools) -> Result<(), BuildError> {
         if !tools.errors.is_empty() {
