@@ -195,7 +195,8 @@ impl Server {
         &self.inner.config
     }
 
-    /// The definition of a tool, if there is one by that name.
+    /// The definition of a tool, if there is one by that name (a copy: per request, prefer
+    /// [`Server::tool_headers`], which shares what was computed at registration).
     pub fn tool(&self, name: &str) -> Option<mcp_types::Tool> {
         self.inner.tools.load().get(name).map(|e| e.def.clone())
     }
