@@ -2,7 +2,7 @@
 //! go, how it is cancelled, and (for MRTR) which client answers it already has.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_types::{
     ClientCapabilities, InputRequest, InputResponse, JsonObject, ProgressToken, ProtocolVersion, RequestMeta,
@@ -66,21 +66,65 @@ impl Call {
     pub(crate) fn progress_token(&self) -> Option<&ProgressToken> {
         self.meta.progress_token.as_ref()
     }
+
+    /// Computes, once, the digest that binds a `requestState` to this request (method,
+    /// subject, arguments), while the arguments are still here to be hashed. Whatever may ask
+    /// the client calls it first ([`Peer`](crate::Peer) when it is extracted, before `Args`
+    /// takes the arguments), and so does [`Call::arguments`] (a dynamic tool may extract a
+    /// `Peer` after taking them): a call that cannot ask never hashes its arguments. Legacy
+    /// requests never carry a state, so they never need one.
+    pub(crate) fn bind_request_state(&self) {
+        if matches!(self.mode, Mode::Modern) {
+            let asks = &self.asks;
+            asks.digest.get_or_init(|| {
+                crate::request_state::digest(asks.method, &asks.subject, self.arguments.as_ref())
+            });
+        }
+    }
 }
 
 /// MRTR bookkeeping of one request (modern) — what the client already answered, and what the
 /// handler asked for that is still missing.
-#[derive(Default)]
 pub(crate) struct AskState {
     /// Answers from `inputResponses` and from the verified `requestState` of earlier rounds.
     pub(crate) answers: BTreeMap<String, InputResponse>,
     pub(crate) pending: Mutex<Vec<(String, InputRequest)>>,
     pub(crate) missing: Mutex<Option<ClientCapabilities>>,
+    /// The method and its subject (tool or prompt name, resource URI) a state is bound to.
+    method: &'static str,
+    subject: String,
+    /// The digest of method, subject and arguments: set before the run when the request
+    /// brought a state (verifying it needs it), else by [`Call::bind_request_state`].
+    digest: OnceLock<String>,
 }
 
 impl AskState {
-    pub(crate) fn with_answers(answers: BTreeMap<String, InputResponse>) -> Self {
-        AskState { answers, ..Default::default() }
+    /// `digest` is the one computed to verify the request's state, when it brought one.
+    pub(crate) fn new(
+        method: &'static str,
+        subject: String,
+        answers: BTreeMap<String, InputResponse>,
+        digest: Option<String>,
+    ) -> Self {
+        AskState {
+            answers,
+            pending: Mutex::default(),
+            missing: Mutex::default(),
+            method,
+            subject,
+            digest: digest.map(OnceLock::from).unwrap_or_default(),
+        }
+    }
+
+    /// The method a state of this request is bound to.
+    pub(crate) fn method(&self) -> &'static str {
+        self.method
+    }
+
+    /// The digest a new state is sealed with; `None` when nothing that can ask was ever
+    /// made for this request (then nothing was asked either).
+    pub(crate) fn digest(&self) -> Option<&str> {
+        self.digest.get().map(String::as_str)
     }
 
     /// True when the handler is blocked on something only the client can provide.

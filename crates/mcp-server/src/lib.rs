@@ -87,6 +87,8 @@ impl Call {
 
     /// Takes the arguments (for dynamic tools).
     pub fn arguments(&mut self) -> mcp_types::JsonObject {
+        // The handler may extract a `Peer` and ask the client after this: bind the state now.
+        self.bind_request_state();
         self.arguments.take().unwrap_or_default()
     }
 }

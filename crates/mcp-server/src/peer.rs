@@ -70,6 +70,9 @@ pub struct Peer {
 
 impl FromCall for Peer {
     fn from_call(call: &Call) -> Result<Self, crate::extract::Rejection> {
+        // Asking is possible from here on; the arguments are still in the call (`Args`, the
+        // one extractor that takes them, runs after every `FromCall`).
+        call.bind_request_state();
         Ok(Peer {
             mode: call.mode.clone(),
             sink: call.sink.clone(),

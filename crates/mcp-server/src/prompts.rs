@@ -24,7 +24,6 @@ pub(crate) enum PromptFailure {
     Failed(String),
 }
 
-#[derive(Clone)]
 pub(crate) struct PromptEntry {
     pub(crate) def: Prompt,
     pub(crate) run: ErasedPrompt,
@@ -33,7 +32,8 @@ pub(crate) struct PromptEntry {
 /// The prompt table, in registration order.
 #[derive(Clone, Default)]
 pub struct Prompts {
-    pub(crate) entries: Vec<PromptEntry>,
+    /// Shared: `prompts/get` holds its entry across the handler's run without cloning it.
+    pub(crate) entries: Vec<Arc<PromptEntry>>,
     pub(crate) index: HashMap<String, usize>,
     pub(crate) errors: Vec<RegistrationError>,
 }
@@ -151,11 +151,11 @@ impl Prompts {
             })
         });
         self.index.insert(def.name.clone(), self.entries.len());
-        self.entries.push(PromptEntry { def, run });
+        self.entries.push(Arc::new(PromptEntry { def, run }));
         self
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&PromptEntry> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<PromptEntry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
-use mcp_types::InputResponse;
+use mcp_types::{InputResponse, JsonObject};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -120,18 +120,44 @@ pub(crate) fn caller(principal: Option<&Principal>) -> String {
     hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The digest binding a state to a request: method plus its salient params.
-pub(crate) fn digest(method: &str, subject: &str, arguments: Option<&serde_json::Value>) -> String {
+/// The digest binding a state to a request: method plus its salient params. Computed only for
+/// a request that may ask the client something (see `Call::bind_request_state`).
+pub(crate) fn digest(method: &str, subject: &str, arguments: Option<&JsonObject>) -> String {
+    #[cfg(test)]
+    DIGESTS.with(|n| n.set(n.get() + 1));
     let mut hasher = Sha256::new();
     hasher.update(method.as_bytes());
     hasher.update([0]);
     hasher.update(subject.as_bytes());
     hasher.update([0]);
     if let Some(arguments) = arguments {
-        // serde_json maps are sorted, so equal arguments serialize to equal bytes.
-        hasher.update(arguments.to_string().as_bytes());
+        // serde_json maps are sorted, so equal arguments serialize to equal bytes; they are
+        // written straight into the hash, never into a string first.
+        let written = serde_json::to_writer(HashWriter(&mut hasher), arguments);
+        debug_assert!(written.is_ok(), "a JSON map always serializes");
     }
     hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Feeds serialized JSON into a hash as it is written.
+struct HashWriter<'a>(&'a mut Sha256);
+
+impl std::io::Write for HashWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many digests this thread computed: lets a test see that a call that cannot ask
+    /// the client hashes nothing.
+    pub(crate) static DIGESTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 fn mac(key: &StateKey) -> HmacSha256 {
@@ -215,7 +241,7 @@ mod tests {
     #[test]
     fn a_sealed_state_opens_with_its_answers() {
         let key = StateKey::random();
-        let d = digest("tools/call", "t", Some(&serde_json::json!({"x": 1})));
+        let d = digest("tools/call", "t", serde_json::json!({"x": 1}).as_object());
         let state = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::from_secs(60));
         assert_eq!(open(&key, &state, "tools/call", &d, &anon()).unwrap(), answers());
     }

@@ -195,9 +195,17 @@ impl Server {
         &self.inner.config
     }
 
-    /// The definition of a tool, if there is one by that name.
+    /// The definition of a tool, if there is one by that name (a copy: per request, prefer
+    /// [`Server::tool_headers`], which shares what was computed at registration).
     pub fn tool(&self, name: &str) -> Option<mcp_types::Tool> {
         self.inner.tools.load().get(name).map(|e| e.def.clone())
+    }
+
+    /// The `x-mcp-header` annotations of a tool's input schema (the `Mcp-Param-*` headers a
+    /// modern HTTP call must carry), if there is a tool by that name: computed when the tool
+    /// was registered, shared, never cloned. Empty when it has none, or when they are invalid.
+    pub fn tool_headers(&self, name: &str) -> Option<Arc<[mcp_types::headers::ParamHeader]>> {
+        self.inner.tools.load().get(name).map(|e| e.headers.clone())
     }
 
     /// Replaces the tool table and announces the change.

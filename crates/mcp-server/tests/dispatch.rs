@@ -270,3 +270,46 @@ fn a_network_ref_in_a_tool_schema_is_refused_and_never_fetched() {
     }
     assert_eq!(hits.load(Ordering::SeqCst), 0, "the $ref was fetched");
 }
+
+fn tool_with_schema(name: &str, schema: Value) -> mcp_types::Tool {
+    let mut tool = mcp_types::Tool::without_arguments(name);
+    tool.input_schema = serde_json::from_value(schema).unwrap();
+    tool
+}
+
+#[test]
+fn tool_headers_are_computed_at_registration_and_follow_the_table() {
+    let annotated = json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "q": {"type": "string"},
+        "deep": {"type": "object", "properties": {"n": {"type": "integer", "x-mcp-header": "N"}}},
+    }});
+    // Declared twice ignoring case: the tool's annotations are invalid.
+    let invalid = json!({"type": "object", "properties": {
+        "a": {"type": "string", "x-mcp-header": "Same"},
+        "b": {"type": "string", "x-mcp-header": "same"},
+    }});
+    let noop = |_call: mcp_server::Call| async { Ok(mcp_types::CallToolResult::text("ok")) };
+    let tools = Tools::new()
+        .add_dyn(tool_with_schema("annotated", annotated), noop)
+        .add_dyn(tool_with_schema("invalid", invalid), noop)
+        .add("hello", "Says hello", hello);
+    let server = Server::builder("headers", "1").tools(tools).build().unwrap();
+
+    let headers = server.tool_headers("annotated").expect("a known tool");
+    let names: Vec<(&str, Vec<&str>)> =
+        headers.iter().map(|h| (h.name.as_str(), h.path.iter().map(String::as_str).collect())).collect();
+    // In the schema's key order (serde_json maps are sorted).
+    assert_eq!(names, [("N", vec!["deep", "n"]), ("Region", vec!["region"])]);
+    // The same shared slice every time: computed once, never per request.
+    assert!(std::sync::Arc::ptr_eq(&headers, &server.tool_headers("annotated").unwrap()));
+    assert!(server.tool_headers("hello").unwrap().is_empty());
+    assert!(server.tool_headers("invalid").unwrap().is_empty(), "invalid annotations mirror nothing");
+    assert!(server.tool_headers("unknown").is_none());
+
+    // Tools changed at run time bring their own facts.
+    let replaced = json!({"type": "object", "properties": {"id": {"type": "integer", "x-mcp-header": "Id"}}});
+    server.set_tools(Tools::new().add_dyn(tool_with_schema("replaced", replaced), noop)).unwrap();
+    assert!(server.tool_headers("annotated").is_none());
+    assert_eq!(server.tool_headers("replaced").unwrap()[0].name, "Id");
+}

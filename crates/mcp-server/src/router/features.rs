@@ -13,7 +13,7 @@ use mcp_types::{
     ReadResourceRequestParams, ReadResourceResult,
 };
 
-use super::finish::Cacheable;
+use super::finish::{Cacheable, ToolsPage};
 use super::mrtr::{Run, run};
 use super::{Ctx, Failure, Routed, resource_not_found};
 use crate::call::{AskState, Call};
@@ -23,12 +23,13 @@ use crate::prompts::PromptFailure;
 use crate::resources::ReadFailure;
 use crate::server::Server;
 
-/// One page of a list, and the cursor of the next page.
-fn page<T: Clone>(
-    items: &[T],
+/// One page of a list (borrowed: only what the page holds is ever copied), and the cursor of
+/// the next page.
+fn page<'a, T>(
+    items: &'a [T],
     cursor: Option<&str>,
     size: usize,
-) -> Result<(Vec<T>, Option<String>), Failure> {
+) -> Result<(&'a [T], Option<String>), Failure> {
     let start = match cursor {
         None => 0,
         Some(cursor) => decode_cursor(cursor)
@@ -37,7 +38,7 @@ fn page<T: Clone>(
     };
     let end = start.saturating_add(size.max(1)).min(items.len());
     let next = (end < items.len()).then(|| URL_SAFE_NO_PAD.encode(format!("o:{end}")));
-    Ok((items[start..end].to_vec(), next))
+    Ok((&items[start..end], next))
 }
 
 fn decode_cursor(cursor: &str) -> Option<usize> {
@@ -77,26 +78,26 @@ fn internal(message: impl Into<String>) -> Failure {
 
 impl Server {
     pub(super) fn list_tools(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
-        let tools = self.inner.tools.load();
-        let defs: Vec<_> = tools.definitions().cloned().collect();
-        let (tools, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
-        let mut result = ListToolsResult { tools, next_cursor, ..Default::default() };
+        let table = self.inner.tools.load();
+        let (tools, next_cursor) =
+            page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let rest = ListToolsResult { next_cursor, ..Default::default() };
+        let mut result = ToolsPage { tools, rest };
         ctx.list_cache(&mut result);
         ctx.finish(result)
     }
 
     pub(super) async fn call_tool(&self, ctx: &Ctx<'_>, params: CallToolRequestParams) -> Routed {
-        let entry = {
-            let tools = self.inner.tools.load();
-            tools.get(&params.name).cloned()
-        };
+        // The entry is shared with the table (an `Arc`), never cloned: its definition, schemas
+        // and handler stay where registration put them.
+        let entry = self.inner.tools.load().get(&params.name).cloned();
         let Some(entry) = entry else {
             return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
                 "Unknown tool: {}",
                 params.name
             ))));
         };
-        let arguments = JsonValue::Object(params.arguments.unwrap_or_default());
+        let arguments = params.arguments.unwrap_or_default();
         let answers = self.answers(
             ctx,
             "tools/call",
@@ -105,12 +106,14 @@ impl Server {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
+        let arguments = JsonValue::Object(arguments);
         if let Err(violation) = entry.input.validate(&arguments) {
             let message = format!("Invalid arguments for tool {}: {violation}", params.name);
             return ctx.finish(CallToolResult::error(message));
         }
         let JsonValue::Object(arguments) = arguments else { unreachable!("built as an object above") };
-        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let asks =
+            Arc::new(AskState::new("tools/call", params.name.clone(), answers.answers, answers.digest));
         let call = ctx.call(asks.clone(), Some(arguments), None);
         let cancel = call.cancel.clone();
         let outcome = run((entry.run)(call), asks.clone(), Some(self.inner.config.tool_timeout)).await;
@@ -120,7 +123,7 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {}: {m}", params.name))
             }
             Run::Done(Err(Rejection::Internal(m))) => return Err(internal(m)),
-            Run::Interrupted => return self.input_required(ctx, "tools/call", &asks, answers.digest),
+            Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => {
                 cancel.cancel();
                 let limit = self.inner.config.tool_timeout;
@@ -149,19 +152,20 @@ impl Server {
     }
 
     pub(super) fn list_resources(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
-        let resources = self.inner.resources.load();
-        let defs: Vec<_> = resources.statics.iter().map(|e| e.def.clone()).collect();
-        let (resources, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let table = self.inner.resources.load();
+        let (entries, next_cursor) =
+            page(&table.statics, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let resources = entries.iter().map(|e| e.def.clone()).collect();
         let mut result = ListResourcesResult { resources, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
     }
 
     pub(super) fn list_templates(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
-        let resources = self.inner.resources.load();
-        let defs: Vec<_> = resources.templates.iter().map(|e| e.def.clone()).collect();
-        let (resource_templates, next_cursor) =
-            page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let table = self.inner.resources.load();
+        let (entries, next_cursor) =
+            page(&table.templates, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let resource_templates = entries.iter().map(|e| e.def.clone()).collect();
         let mut result =
             ListResourceTemplatesResult { resource_templates, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
@@ -181,7 +185,8 @@ impl Server {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
-        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let asks =
+            Arc::new(AskState::new("resources/read", params.uri.clone(), answers.answers, answers.digest));
         let mut call = ctx.call(asks.clone(), None, Some(params.uri.clone()));
         call.uri_variables = variables;
         let contents = match run(handler(call), asks.clone(), None).await {
@@ -189,7 +194,7 @@ impl Server {
             Run::Done(Err(ReadFailure::NotFound)) => return Err(resource_not_found(ctx, &params.uri)),
             Run::Done(Err(ReadFailure::Failed(m))) => return Err(internal(m)),
             Run::Done(Err(ReadFailure::Rejected(r))) => return Err(internal(r.to_string())),
-            Run::Interrupted => return self.input_required(ctx, "resources/read", &asks, answers.digest),
+            Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => return Err(internal("reading the resource timed out")),
         };
         if contents.is_empty() {
@@ -205,9 +210,10 @@ impl Server {
     }
 
     pub(super) fn list_prompts(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
-        let prompts = self.inner.prompts.load();
-        let defs: Vec<_> = prompts.entries.iter().map(|e| e.def.clone()).collect();
-        let (prompts, next_cursor) = page(&defs, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let table = self.inner.prompts.load();
+        let (entries, next_cursor) =
+            page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let prompts = entries.iter().map(|e| e.def.clone()).collect();
         let mut result = ListPromptsResult { prompts, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
@@ -231,17 +237,16 @@ impl Server {
             }
         }
         let arguments: JsonObject = given.into_iter().map(|(k, v)| (k, JsonValue::String(v))).collect();
-        let value = JsonValue::Object(arguments);
         let answers = self.answers(
             ctx,
             "prompts/get",
             &params.name,
-            Some(&value),
+            Some(&arguments),
             params.request_state.as_deref(),
             params.input_responses,
         )?;
-        let JsonValue::Object(arguments) = value else { unreachable!("built as an object above") };
-        let asks = Arc::new(AskState::with_answers(answers.answers));
+        let asks =
+            Arc::new(AskState::new("prompts/get", params.name.clone(), answers.answers, answers.digest));
         let call = ctx.call(asks.clone(), Some(arguments), None);
         match run((entry.run)(call), asks.clone(), None).await {
             Run::Done(Ok(result)) => ctx.finish(result),
@@ -251,7 +256,7 @@ impl Server {
             Run::Done(Err(PromptFailure::Rejected(Rejection::Internal(m)) | PromptFailure::Failed(m))) => {
                 Err(internal(m))
             }
-            Run::Interrupted => self.input_required(ctx, "prompts/get", &asks, answers.digest),
+            Run::Interrupted => self.input_required(ctx, &asks),
             Run::TimedOut => Err(internal("the prompt timed out")),
         }
     }

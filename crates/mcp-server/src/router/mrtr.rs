@@ -8,17 +8,19 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mcp_types::{ErrorObject, InputRequests, InputRequiredResult, InputResponse, InputResponses, JsonValue};
+use mcp_types::{ErrorObject, InputRequests, InputRequiredResult, InputResponse, InputResponses, JsonObject};
 
 use super::{Ctx, Failure, Routed};
 use crate::call::AskState;
 use crate::request_state::{self, StateError};
 use crate::server::Server;
 
-/// The answers a request brings, and the digest that binds state to it.
+/// The answers a request brings, and the digest that binds state to it when the request
+/// brought a state (verifying it needed the digest; otherwise it is computed only if the
+/// handler can ask, see `Call::bind_request_state`).
 pub(super) struct Answers {
     pub(super) answers: BTreeMap<String, InputResponse>,
-    pub(super) digest: String,
+    pub(super) digest: Option<String>,
 }
 
 /// How a handler run ended.
@@ -66,17 +68,18 @@ impl Server {
         ctx: &Ctx<'_>,
         method: &str,
         subject: &str,
-        arguments: Option<&JsonValue>,
+        arguments: Option<&JsonObject>,
         state: Option<&str>,
         responses: Option<InputResponses>,
     ) -> Result<Answers, Failure> {
-        let digest = request_state::digest(method, subject, arguments);
         if !ctx.modern() {
-            return Ok(Answers { answers: BTreeMap::new(), digest });
+            return Ok(Answers { answers: BTreeMap::new(), digest: None });
         }
+        let mut digest = None;
         let mut answers = match state {
-            Some(state) => request_state::open(&self.inner.key, state, method, &digest, &caller(ctx))
-                .map_err(|e| {
+            Some(state) => {
+                let digest = digest.insert(request_state::digest(method, subject, arguments));
+                request_state::open(&self.inner.key, state, method, digest, &caller(ctx)).map_err(|e| {
                     let message = match e {
                         StateError::Tampered => "requestState is invalid (it failed integrity verification)",
                         StateError::Expired => "requestState has expired; send the request again without it",
@@ -84,7 +87,8 @@ impl Server {
                         StateError::OtherCaller => "requestState was issued to another caller",
                     };
                     Failure::bad_request(ErrorObject::invalid_params(message))
-                })?,
+                })?
+            }
             None => BTreeMap::new(),
         };
         // Answers of this round override earlier ones; unknown keys are kept but never asked
@@ -95,22 +99,23 @@ impl Server {
 
     /// The reply for an interrupted handler: `-32021` when it needed a capability the client
     /// lacks, else an `InputRequiredResult` whose state carries every answer so far.
-    pub(super) fn input_required(
-        &self,
-        ctx: &Ctx<'_>,
-        method: &str,
-        asks: &AskState,
-        digest: String,
-    ) -> Routed {
+    pub(super) fn input_required(&self, ctx: &Ctx<'_>, asks: &AskState) -> Routed {
         if let Some(required) = asks.missing.lock().unwrap_or_else(|e| e.into_inner()).take() {
             return Err(Failure::bad_request(ErrorObject::missing_client_capability(required)));
         }
+        let Some(digest) = asks.digest() else {
+            // Only a `Peer` asks, and making one binds the state first; a state that is not
+            // bound to the request's arguments is never sealed.
+            return Err(Failure::after_dispatch(ErrorObject::internal(
+                "the handler asked the client without a request binding",
+            )));
+        };
         let pending = std::mem::take(&mut *asks.pending.lock().unwrap_or_else(|e| e.into_inner()));
         let requests: InputRequests = pending.into_iter().collect();
         let state = request_state::seal(
             &self.inner.key,
-            method,
-            digest,
+            asks.method(),
+            digest.to_owned(),
             caller(ctx),
             asks.answers.clone(),
             self.inner.config.request_state_ttl,
@@ -129,3 +134,7 @@ impl Server {
 fn caller(ctx: &Ctx<'_>) -> String {
     request_state::caller(ctx.principal.as_deref())
 }
+
+#[cfg(test)]
+#[path = "mrtr_tests.rs"]
+mod tests;

@@ -24,7 +24,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_schema::Schema;
-use mcp_types::{JsonObject, Tool};
+use mcp_types::headers::ParamHeader;
+use mcp_types::{JsonObject, RawJson, Tool};
 
 use crate::call::Call;
 use crate::extract::Rejection;
@@ -39,12 +40,17 @@ pub(crate) type ToolRun = Result<mcp_types::CallToolResult, Rejection>;
 /// A tool's handler with its types erased: what both the typed and the dynamic forms become.
 pub(crate) type ErasedTool = Arc<dyn Fn(Call) -> BoxFuture<ToolRun> + Send + Sync>;
 
-/// One registered tool.
-#[derive(Clone)]
+/// One registered tool, with every fact the request path needs computed once, when the tool
+/// is registered: a request borrows them (the table is an `Arc` snapshot), never rebuilds them.
 pub(crate) struct ToolEntry {
     pub(crate) def: Tool,
-    pub(crate) input: Arc<Schema>,
-    pub(crate) output: Option<Arc<Schema>>,
+    pub(crate) input: Schema,
+    pub(crate) output: Option<Schema>,
+    /// The definition as `tools/list` writes it: pages are assembled from these bytes.
+    pub(crate) listed: RawJson,
+    /// The `x-mcp-header` annotations of the input schema, for the HTTP transport's
+    /// `Mcp-Param-*` check (empty when there are none, or when they are invalid).
+    pub(crate) headers: Arc<[ParamHeader]>,
     pub(crate) run: ErasedTool,
 }
 
@@ -92,7 +98,7 @@ pub enum RegistrationError {
 /// The tool table, in registration order (the order `tools/list` returns).
 #[derive(Clone, Default)]
 pub struct Tools {
-    pub(crate) entries: Vec<ToolEntry>,
+    pub(crate) entries: Vec<Arc<ToolEntry>>,
     pub(crate) index: HashMap<String, usize>,
     pub(crate) errors: Vec<RegistrationError>,
 }
@@ -187,7 +193,7 @@ impl Tools {
             } else {
                 Schema::compile(&value)
             };
-            compiled.map(Arc::new).map_err(|e| RegistrationError::InvalidSchema {
+            compiled.map_err(|e| RegistrationError::InvalidSchema {
                 name: def.name.clone(),
                 which,
                 reason: e.to_string(),
@@ -210,12 +216,33 @@ impl Tools {
                 return self;
             }
         };
+        let listed = match serde_json::value::to_raw_value(&def) {
+            Ok(listed) => listed,
+            Err(e) => {
+                // A definition is plain JSON; only a custom serializer in `_meta` could fail.
+                self.errors.push(RegistrationError::InvalidSchema {
+                    name: def.name.clone(),
+                    which: "definition",
+                    reason: format!("it cannot be serialized: {e}"),
+                });
+                return self;
+            }
+        };
+        let headers = match mcp_types::headers::param_headers(&def.input_schema) {
+            Ok(headers) => headers.into(),
+            Err(e) => {
+                // The rule says clients drop such a tool; the server still serves it to those
+                // that call it anyway, with nothing to mirror (what the HTTP check always did).
+                tracing::warn!(tool = %def.name, error = %e, "invalid x-mcp-header annotation");
+                Arc::from([])
+            }
+        };
         self.index.insert(def.name.clone(), self.entries.len());
-        self.entries.push(ToolEntry { def, input, output, run });
+        self.entries.push(Arc::new(ToolEntry { def, input, output, listed, headers, run }));
         self
     }
 
-    pub(crate) fn get(&self, name: &str) -> Option<&ToolEntry> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }
 }
