@@ -14,9 +14,10 @@ use mcp_types::{
     ServerNotification, ServerRequest,
 };
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use crate::client::QueueLimits;
 use crate::error::ClientError;
 use crate::handler::Handlers;
 use crate::transport::{
@@ -43,12 +44,6 @@ pub(crate) enum CallEnd {
     /// The answer to this request arrived but is no valid JSON-RPC response (what is wrong).
     Malformed(String),
 }
-
-/// How many progress and tagged notifications wait for one call at most. The engine never
-/// waits for a call (a caller that does not poll its call must not stall every other one), so
-/// past this a notification for a call that does not keep up is dropped, counted, and the count
-/// warned about when the call ends. Its end (answer or failure) always gets through.
-const CALL_EVENTS: usize = 256;
 
 /// A call waiting for its answer.
 struct Waiter {
@@ -87,6 +82,12 @@ pub(crate) struct Engine {
     /// Bumped when the server process was replaced; the client re-handshakes lazily.
     generation: AtomicU64,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// One permit per server→client request being answered ([`QueueLimits::server_requests`]).
+    server_slots: Arc<Semaphore>,
+    /// Refusals of server→client requests beyond the limit, on their way out: a task of their
+    /// own sends them, so that reading never waits for one unless this many wait already.
+    refusals: mpsc::Sender<Outgoing>,
+    limits: QueueLimits,
     /// The version to stamp on answers to server→client requests.
     version: Mutex<Option<ProtocolVersion>>,
     cancel_by_notification: AtomicBool,
@@ -97,8 +98,10 @@ impl Engine {
         transport: Arc<dyn Transport>,
         inbound: InboundReceiver,
         handlers: Handlers,
+        limits: QueueLimits,
     ) -> Arc<Engine> {
         let (notifications, _) = broadcast::channel(1024);
+        let (refusals, refused) = mpsc::channel(limits.server_requests.max(1));
         let engine = Arc::new(Engine {
             transport,
             pending: Mutex::new(HashMap::new()),
@@ -108,10 +111,14 @@ impl Engine {
             closed: Mutex::new(None),
             generation: AtomicU64::new(0),
             server_tasks: Mutex::new(HashMap::new()),
+            server_slots: Arc::new(Semaphore::new(limits.server_requests.max(1))),
+            refusals,
+            limits,
             version: Mutex::new(None),
             cancel_by_notification: AtomicBool::new(true),
         });
         tokio::spawn(read_loop(Arc::downgrade(&engine), inbound));
+        tokio::spawn(refusal_loop(Arc::downgrade(&engine), refused));
         engine
     }
 
@@ -225,7 +232,9 @@ impl Engine {
         }
         let message = serde_json::json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params});
         let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        let (events_tx, mut events) = mpsc::channel(CALL_EVENTS);
+        // The engine never waits for a call (a caller that does not poll its call must not stall
+        // every other one): past `call_events`, notifications for it are dropped and counted.
+        let (events_tx, mut events) = mpsc::channel(self.limits.call_events.max(1));
         let (end_tx, mut end) = oneshot::channel();
         let dropped = Arc::new(AtomicU64::new(0));
         lock(&self.pending)
@@ -390,7 +399,7 @@ impl Engine {
                 },
             },
             Message::Notification(n) => self.on_notification(n),
-            Message::Request(request) => self.on_request(request),
+            Message::Request(request) => self.on_request(request).await,
         }
     }
 
@@ -425,10 +434,31 @@ impl Engine {
         }
     }
 
-    fn on_request(self: &Arc<Self>, request: Request) {
+    /// Answers a server→client request in a task of its own, at most
+    /// [`QueueLimits::server_requests`] at once; one beyond is refused at once, never queued.
+    async fn on_request(self: &Arc<Self>, request: Request) {
+        let Ok(permit) = self.server_slots.clone().try_acquire_owned() else {
+            let limit = self.limits.server_requests;
+            tracing::warn!(target: "mcp_client", "refusing the server's {}: already answering {limit} of its requests", request.method);
+            let error = ErrorObject::internal(format!(
+                "the client is already answering {limit} requests of this server, its limit \
+                 (QueueLimits::server_requests); {} refused, try again later",
+                request.method
+            ))
+            .with_data(serde_json::json!({"limit": limit}));
+            let outgoing = Outgoing {
+                body: Bytes::from(Message::Response(Response::error(request.id, error)).to_vec()),
+                kind: OutgoingKind::Response,
+                protocol_version: *lock(&self.version),
+            };
+            // Waits only when as many refusals as the limit are still on their way out.
+            let _ = self.refusals.send(outgoing).await;
+            return;
+        };
         let engine = self.clone();
         let id = request.id.clone();
         let task = tokio::spawn(async move {
+            let _permit = permit;
             let answer = engine.answer(&request).await;
             let response = match answer {
                 Ok(value) => Response::ok(request.id.clone(), &value).unwrap_or_else(|e| {
@@ -463,6 +493,22 @@ impl Engine {
             ServerRequest::CreateMessage(params) => to_value(self.handlers.sample(params).await),
             ServerRequest::ListRoots(_) => to_value(self.handlers.roots().await),
             _ => Err(ErrorObject::method_not_found(&request.method)),
+        }
+    }
+}
+
+/// Sends the refusals of server→client requests beyond the limit, one after the other.
+async fn refusal_loop(engine: Weak<Engine>, mut refused: mpsc::Receiver<Outgoing>) {
+    while let Some(outgoing) = refused.recv().await {
+        let Some(engine) = engine.upgrade() else { return };
+        match tokio::time::timeout(BACKGROUND_SEND_TIMEOUT, engine.send(outgoing)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(target: "mcp_client", "could not refuse a request of the server: {e}")
+            }
+            Err(_) => {
+                tracing::warn!(target: "mcp_client", "could not refuse a request of the server: no acknowledgement within {BACKGROUND_SEND_TIMEOUT:?}")
+            }
         }
     }
 }

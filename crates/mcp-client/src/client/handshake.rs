@@ -53,7 +53,11 @@ impl ClientBuilder {
         inbound: InboundReceiver,
         target: String,
     ) -> Result<Client, HandshakeError> {
-        let engine = Engine::start(transport.clone(), inbound, self.handlers.clone());
+        if let Err(e) = self.queue_limits.validate() {
+            transport.close().await;
+            return Err(e.into());
+        }
+        let engine = Engine::start(transport.clone(), inbound, self.handlers.clone(), self.queue_limits);
         let initial = self.pinned.unwrap_or(ProtocolVersion::LATEST);
         let inner = Arc::new(Inner {
             engine,

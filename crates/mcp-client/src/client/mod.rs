@@ -27,7 +27,7 @@ use crate::handler::Handlers;
 use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
 pub use listen::{Subscription, SubscriptionEvent};
-pub use options::{Detected, EraCache, ListLimits, RequestOptions};
+pub use options::{Detected, EraCache, ListLimits, QueueLimits, RequestOptions};
 
 use cache::ResultCache;
 use tools::ToolTable;
@@ -45,6 +45,24 @@ pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
 const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Builds a [`Client`]: identity, handlers, and how to find the server's era.
+///
+/// Every budget of a client is set here, each bounded by default, whatever the server does:
+///
+/// | budget | default | setting |
+/// |---|---|---|
+/// | one call, restarted by progress when asked | 300 s | [`ClientBuilder::request_timeout`] |
+/// | one call, from its start | 1 h | [`ClientBuilder::max_request_timeout`] |
+/// | the era probe | 5 s | [`ClientBuilder::probe_timeout`] |
+/// | `input_required` rounds of one call | 8 | [`ClientBuilder::max_input_rounds`] |
+/// | one listing (bytes, items, pages) | 16 MiB, 10,000, 10,000 | [`ClientBuilder::list_limits`] |
+/// | inbound messages waiting for the core | 64 | [`ClientBuilder::queue_limits`] ([`QueueLimits::inbound`]) |
+/// | notifications waiting for one call | 256 | [`QueueLimits::call_events`] |
+/// | events waiting for a subscription's reader | 1,024 | [`QueueLimits::subscription_events`] |
+/// | server→client requests answered at once | 16 | [`QueueLimits::server_requests`] |
+/// | output schemas | [`Limits::default`] | [`ClientBuilder::validate_output`] |
+///
+/// The HTTP transports' own bounds (message size, connect timeout, SSE line length, ...) are
+/// in [`HttpConfig`](crate::transport::http::HttpConfig) where that feature is on.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     pub(crate) info: Implementation,
@@ -60,6 +78,7 @@ pub struct ClientBuilder {
     pub(crate) schema_limits: Limits,
     pub(crate) discover_on_connect: bool,
     pub(crate) list_limits: ListLimits,
+    pub(crate) queue_limits: QueueLimits,
 }
 
 impl ClientBuilder {
@@ -79,6 +98,7 @@ impl ClientBuilder {
             schema_limits: Limits::default(),
             discover_on_connect: true,
             list_limits: ListLimits::default(),
+            queue_limits: QueueLimits::default(),
         }
     }
 
@@ -170,6 +190,22 @@ impl ClientBuilder {
     pub fn list_limits(mut self, limits: ListLimits) -> Self {
         self.list_limits = limits;
         self
+    }
+
+    /// The bounds of what the client queues for the server ([`QueueLimits`]: inbound messages,
+    /// each call's notifications, each subscription's events, server→client requests answered
+    /// at once). Each must be at least 1, or `connect_*` fails with
+    /// [`ClientError::InvalidConfig`].
+    pub fn queue_limits(mut self, limits: QueueLimits) -> Self {
+        self.queue_limits = limits;
+        self
+    }
+
+    /// The channel a transport built by hand delivers to (for
+    /// [`ClientBuilder::connect_transport`]), of [`QueueLimits::inbound`] (at least 1); the
+    /// built-in `connect_*` make theirs this way.
+    pub fn inbound_channel(&self) -> (crate::transport::InboundSender, crate::transport::InboundReceiver) {
+        crate::transport::inbound_channel_of(self.queue_limits.inbound)
     }
 
     /// With a pinned modern version, whether `connect` calls `server/discover` to learn the

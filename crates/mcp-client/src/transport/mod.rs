@@ -38,12 +38,19 @@ pub type InboundSender = tokio::sync::mpsc::Sender<Inbound>;
 /// The receiving end the client core reads.
 pub type InboundReceiver = tokio::sync::mpsc::Receiver<Inbound>;
 
-/// How many inbound items ([`inbound_channel`]) wait for the core at most.
-pub const INBOUND_CAPACITY: usize = 64;
+/// How many inbound items ([`inbound_channel`]) wait for the core at most, by default
+/// ([`QueueLimits::inbound`](crate::QueueLimits::inbound) sets it per client).
+pub const INBOUND_CAPACITY: usize = crate::QueueLimits::DEFAULT_INBOUND;
 
 /// The channel between a transport and the client core, of [`INBOUND_CAPACITY`].
 pub fn inbound_channel() -> (InboundSender, InboundReceiver) {
-    tokio::sync::mpsc::channel(INBOUND_CAPACITY)
+    inbound_channel_of(INBOUND_CAPACITY)
+}
+
+/// The channel between a transport and the client core, of `capacity` (at least 1: a channel
+/// of none cannot exist).
+pub fn inbound_channel_of(capacity: usize) -> (InboundSender, InboundReceiver) {
+    tokio::sync::mpsc::channel(capacity.max(1))
 }
 
 /// Something the server sent, or the end of the transport.
