@@ -143,7 +143,9 @@ impl Engine {
         self.cancel_by_notification.store(!by_stream, Ordering::Release);
     }
 
-    fn next_id(&self) -> RequestId {
+    /// The id of the next request; a caller that asks for progress names it as the request's
+    /// `progressToken`, by which the engine routes progress to the call.
+    pub(crate) fn next_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
@@ -189,12 +191,22 @@ impl Engine {
     /// `on_event`). Dropping the future cancels the request.
     pub(crate) async fn request(
         self: &Arc<Self>,
-        method: &str,
-        params: Map<String, Value>,
+        request: Request,
         options: &SendOptions,
         on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, ClientError> {
-        self.exchange(method, params, options, on_tagged).await.map_err(|failure| failure.error)
+        self.exchange(request, options, on_tagged).await.map_err(|failure| failure.error)
+    }
+
+    /// A request of the handshake (cold paths), its params serialized from `params`.
+    pub(crate) fn request_of(
+        &self,
+        method: &str,
+        params: &impl serde::Serialize,
+    ) -> Result<Request, ClientError> {
+        let params =
+            serde_json::value::to_raw_value(params).map_err(|e| crate::client::invalid(method, e))?;
+        Ok(Request { id: self.next_id(), method: method.to_owned(), params: Some(params) })
     }
 
     /// [`Engine::request`], telling also whether the transport finished sending the request
@@ -206,10 +218,11 @@ impl Engine {
     /// pending entry goes, the transport abandons it, and `notifications/cancelled` follows
     /// where that is the cancellation signal); its outcome is unknown, since the request may
     /// have arrived.
+    ///
+    /// The request is serialized here, once: its params are already JSON text.
     pub(crate) async fn exchange(
         self: &Arc<Self>,
-        method: &str,
-        mut params: Map<String, Value>,
+        request: Request,
         options: &SendOptions,
         mut on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, Failure> {
@@ -223,15 +236,9 @@ impl Engine {
             let error = ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted };
             return Err(fail(error, false));
         }
-        let id = self.next_id();
-        if options.progress.is_some() {
-            let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.insert("progressToken".into(), serde_json::to_value(&id).unwrap_or(Value::Null));
-            }
-        }
-        let message = serde_json::json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params});
-        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        // Serializing a request cannot fail: its id and method are plain, its params JSON text.
+        let body = Bytes::from(serde_json::to_vec(&request).unwrap_or_default());
+        let Request { id, method, .. } = request;
         // The engine never waits for a call (a caller that does not poll its call must not stall
         // every other one): past `call_events`, notifications for it are dropped and counted.
         let (events_tx, mut events) = mpsc::channel(self.limits.call_events.max(1));
@@ -252,7 +259,7 @@ impl Engine {
             body,
             kind: OutgoingKind::Request {
                 id: id.clone(),
-                method: method.to_string(),
+                method: method.clone(),
                 headers: options.headers.clone(),
             },
             protocol_version: options.version,
@@ -334,7 +341,7 @@ impl Engine {
                 Some(CallEnd::Failed(e)) => Err(fail(e, true)),
                 // The exchange is over: no other answer will come.
                 Some(CallEnd::Malformed(message)) => {
-                    Err(fail(ClientError::MalformedAnswer { method: method.to_string(), message }, true))
+                    Err(fail(ClientError::MalformedAnswer { method, message }, true))
                 }
                 None => Err(fail(ClientError::Closed, true)),
             };

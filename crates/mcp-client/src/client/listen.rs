@@ -90,7 +90,8 @@ impl Client {
                     }
                 };
                 let listen_options = options.no_timeout();
-                let result = inner.call_raw("subscriptions/listen", params, &listen_options, on_tagged).await;
+                let result =
+                    inner.call_raw("subscriptions/listen", &params, &listen_options, on_tagged).await;
                 let _ = tx.send(SubscriptionEvent::Ended(result.map(|_| ()))).await;
             });
             return Ok(Subscription { events, task });
