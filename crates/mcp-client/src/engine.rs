@@ -21,7 +21,7 @@ use crate::client::QueueLimits;
 use crate::error::ClientError;
 use crate::handler::Handlers;
 use crate::transport::{
-    Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
+    Deadline, Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
     TransportKind,
 };
 
@@ -264,24 +264,32 @@ impl Engine {
             },
             protocol_version: options.version,
         };
-        let sending = self.send(outgoing);
+        // The transport pauses this clock while the request waits for something other than
+        // the server (an authorization flow, perhaps a person in a browser): the deadlines move
+        // on by the time paused (the hard one included).
+        let clock = Deadline::new();
+        let sending = clock.scope(self.send(outgoing));
         tokio::pin!(sending);
-        let mut steps = self.transport.authorization_steps();
+        let mut soft_from = started;
+        let mut credited = Duration::ZERO;
         let sent = loop {
             let Some((at, limit)) = deadline else { break sending.as_mut().await };
             match tokio::time::timeout_at(at, sending.as_mut()).await {
                 Ok(sent) => break sent,
-                // Time spent authorizing (a user in a browser, perhaps) does not count: when
-                // a step runs, or started or ended since the clocks last started, they start
-                // again (the hard one included).
-                Err(_) if self.transport.authorizing() || self.transport.authorization_steps() != steps => {
-                    steps = self.transport.authorization_steps();
-                    let now = tokio::time::Instant::now();
-                    hard = hard.map(|(_, limit)| (now + limit, limit));
-                    deadline = earliest(soft(now), hard);
+                Err(_) => {
+                    let (paused_now, paused) = clock.paused();
+                    if !paused_now && paused <= credited {
+                        // The guard stays armed: the request is cancelled as the error returns.
+                        return Err(fail(ClientError::Timeout(limit), false));
+                    }
+                    // While a pause runs, this repeats, each time moving on by what was paused
+                    // since the last time.
+                    let moved = paused.saturating_sub(credited).max(Duration::from_millis(1));
+                    credited = paused;
+                    soft_from += moved;
+                    hard = hard.map(|(at, limit)| (at + moved, limit));
+                    deadline = earliest(soft(soft_from), hard);
                 }
-                // The guard stays armed: the request is cancelled as the error returns.
-                Err(_) => return Err(fail(ClientError::Timeout(limit), false)),
             }
         };
         if let Err(error) = sent {

@@ -141,8 +141,8 @@ impl ClientBuilder {
     ///
     /// The time an HTTP authorization layer spends obtaining a token (after a refusal, which
     /// may wait for a person in a browser) does not count against any timeout, the probe's
-    /// included: a deadline that passes during it starts again (see
-    /// [`Transport::authorizing`](crate::transport::Transport::authorizing)).
+    /// included: the HTTP transport pauses the request's clock meanwhile, and its deadlines move
+    /// on by the time paused (see [`Deadline`](crate::transport::Deadline)).
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self
