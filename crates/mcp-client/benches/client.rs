@@ -5,21 +5,29 @@
 //!   `mcpkit serve --stdio` binary (a real child process over pipes);
 //! * `stdio/64_concurrent/{modern,legacy}`: 64 calls in flight on one connection;
 //! * `http/round_trip/{modern,legacy}`: one call at a time against an in-process `mcp_http`
-//!   server on 127.0.0.1 (Streamable HTTP; legacy is a 2025-11-25 session).
+//!   server on 127.0.0.1 (Streamable HTTP; legacy is a 2025-11-25 session);
+//! * `memory/{round_trip,64_concurrent,round_trip_100_rows}/{modern,legacy}`: the client
+//!   alone, over an in-memory transport that answers each request at once (no process, no
+//!   socket, no server library): the cost of the client's own call path, with a small argument
+//!   and with one of 100 rows (where copies of the arguments show).
 //!
 //! Run with `cargo bench -p mcp-client --bench client` after `cargo build --release -p mcpkit`
 //! (the stdio group is skipped, with a message, when that binary is missing). The versions are
 //! pinned: era detection is not what is measured.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::transport::stdio::StdioCommand;
+use mcp_client::transport::{
+    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
+};
 use mcp_client::{Client, ClientBuilder, EraCache};
 use mcp_server::{Args, Server, Tools};
-use mcp_types::ProtocolVersion;
+use mcp_types::{ProtocolVersion, RequestId};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -160,5 +168,81 @@ fn bench_http(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_stdio, bench_http);
+/// A server in memory: answers `initialize` and every other request at once with a fixed
+/// result (the text `hello`), reading nothing of the request but its id.
+struct Memory {
+    inbound: InboundSender,
+}
+
+impl Transport for Memory {
+    fn kind(&self) -> TransportKind {
+        TransportKind::Stdio
+    }
+
+    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            let OutgoingKind::Request { id, method, .. } = &message.kind else { return Ok(()) };
+            let id = serde_json::to_string(id).unwrap_or_default();
+            let result = if method == "initialize" {
+                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"memory","version":"1"}}"#
+            } else {
+                r#"{"resultType":"complete","content":[{"type":"text","text":"hello"}]}"#
+            };
+            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            let _ = self.inbound.send(Inbound::Message(answer.into())).await;
+            Ok(())
+        })
+    }
+
+    fn abandon(&self, _: &RequestId) {}
+
+    fn session_ready(&self, _: ProtocolVersion) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn close(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed)).await;
+        })
+    }
+}
+
+fn bench_memory(c: &mut Criterion) {
+    let runtime = runtime();
+    let rows: Vec<_> = (0..100).map(|i| json!({"id": i, "name": "row"})).collect();
+    let large = json!({"text": "hello", "rows": rows});
+    let mut group = c.benchmark_group("memory");
+    for (era, version) in ERAS {
+        let builder = builder(version).discover_on_connect(false);
+        let (inbound, rx) = builder.inbound_channel();
+        let client = runtime
+            .block_on(builder.connect_transport(Arc::new(Memory { inbound }), rx, "memory"))
+            .expect("the in-memory server");
+        runtime.block_on(echo(&client));
+        group.throughput(Throughput::Elements(1));
+        group.sample_size(100);
+        group.bench_function(BenchmarkId::new("round_trip", era), |b| {
+            b.iter_custom(|iters| sequential(&runtime, &client, iters))
+        });
+        group.bench_function(BenchmarkId::new("round_trip_100_rows", era), |b| {
+            b.iter_custom(|iters| {
+                runtime.block_on(async {
+                    let start = Instant::now();
+                    for _ in 0..iters {
+                        client.call_tool("echo", large.clone()).await.expect("echo answers");
+                    }
+                    start.elapsed()
+                })
+            })
+        });
+        group.throughput(Throughput::Elements(CONCURRENT as u64));
+        group.bench_function(BenchmarkId::new("64_concurrent", era), |b| {
+            b.iter_custom(|iters| concurrent(&runtime, &client, iters))
+        });
+        runtime.block_on(client.close());
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_memory, bench_stdio, bench_http);
 criterion_main!(benches);

@@ -14,13 +14,14 @@ use mcp_types::{
     ServerNotification, ServerRequest,
 };
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
 use tokio::task::AbortHandle;
 
+use crate::client::QueueLimits;
 use crate::error::ClientError;
 use crate::handler::Handlers;
 use crate::transport::{
-    Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
+    Deadline, Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
     TransportKind,
 };
 
@@ -43,12 +44,6 @@ pub(crate) enum CallEnd {
     /// The answer to this request arrived but is no valid JSON-RPC response (what is wrong).
     Malformed(String),
 }
-
-/// How many progress and tagged notifications wait for one call at most. The engine never
-/// waits for a call (a caller that does not poll its call must not stall every other one), so
-/// past this a notification for a call that does not keep up is dropped, counted, and the count
-/// warned about when the call ends. Its end (answer or failure) always gets through.
-const CALL_EVENTS: usize = 256;
 
 /// A call waiting for its answer.
 struct Waiter {
@@ -87,6 +82,12 @@ pub(crate) struct Engine {
     /// Bumped when the server process was replaced; the client re-handshakes lazily.
     generation: AtomicU64,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// One permit per server→client request being answered ([`QueueLimits::server_requests`]).
+    server_slots: Arc<Semaphore>,
+    /// Refusals of server→client requests beyond the limit, on their way out: a task of their
+    /// own sends them, so that reading never waits for one unless this many wait already.
+    refusals: mpsc::Sender<Outgoing>,
+    limits: QueueLimits,
     /// The version to stamp on answers to server→client requests.
     version: Mutex<Option<ProtocolVersion>>,
     cancel_by_notification: AtomicBool,
@@ -97,8 +98,10 @@ impl Engine {
         transport: Arc<dyn Transport>,
         inbound: InboundReceiver,
         handlers: Handlers,
+        limits: QueueLimits,
     ) -> Arc<Engine> {
         let (notifications, _) = broadcast::channel(1024);
+        let (refusals, refused) = mpsc::channel(limits.server_requests.max(1));
         let engine = Arc::new(Engine {
             transport,
             pending: Mutex::new(HashMap::new()),
@@ -108,10 +111,14 @@ impl Engine {
             closed: Mutex::new(None),
             generation: AtomicU64::new(0),
             server_tasks: Mutex::new(HashMap::new()),
+            server_slots: Arc::new(Semaphore::new(limits.server_requests.max(1))),
+            refusals,
+            limits,
             version: Mutex::new(None),
             cancel_by_notification: AtomicBool::new(true),
         });
         tokio::spawn(read_loop(Arc::downgrade(&engine), inbound));
+        tokio::spawn(refusal_loop(Arc::downgrade(&engine), refused));
         engine
     }
 
@@ -136,7 +143,9 @@ impl Engine {
         self.cancel_by_notification.store(!by_stream, Ordering::Release);
     }
 
-    fn next_id(&self) -> RequestId {
+    /// The id of the next request; a caller that asks for progress names it as the request's
+    /// `progressToken`, by which the engine routes progress to the call.
+    pub(crate) fn next_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
@@ -182,12 +191,22 @@ impl Engine {
     /// `on_event`). Dropping the future cancels the request.
     pub(crate) async fn request(
         self: &Arc<Self>,
-        method: &str,
-        params: Map<String, Value>,
+        request: Request,
         options: &SendOptions,
         on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, ClientError> {
-        self.exchange(method, params, options, on_tagged).await.map_err(|failure| failure.error)
+        self.exchange(request, options, on_tagged).await.map_err(|failure| failure.error)
+    }
+
+    /// A request of the handshake (cold paths), its params serialized from `params`.
+    pub(crate) fn request_of(
+        &self,
+        method: &str,
+        params: &impl serde::Serialize,
+    ) -> Result<Request, ClientError> {
+        let params =
+            serde_json::value::to_raw_value(params).map_err(|e| crate::client::invalid(method, e))?;
+        Ok(Request { id: self.next_id(), method: method.to_owned(), params: Some(params) })
     }
 
     /// [`Engine::request`], telling also whether the transport finished sending the request
@@ -199,10 +218,11 @@ impl Engine {
     /// pending entry goes, the transport abandons it, and `notifications/cancelled` follows
     /// where that is the cancellation signal); its outcome is unknown, since the request may
     /// have arrived.
+    ///
+    /// The request is serialized here, once: its params are already JSON text.
     pub(crate) async fn exchange(
         self: &Arc<Self>,
-        method: &str,
-        mut params: Map<String, Value>,
+        request: Request,
         options: &SendOptions,
         mut on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, Failure> {
@@ -216,16 +236,12 @@ impl Engine {
             let error = ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted };
             return Err(fail(error, false));
         }
-        let id = self.next_id();
-        if options.progress.is_some() {
-            let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(meta) = meta {
-                meta.insert("progressToken".into(), serde_json::to_value(&id).unwrap_or(Value::Null));
-            }
-        }
-        let message = serde_json::json!({"jsonrpc": "2.0", "id": &id, "method": method, "params": params});
-        let body = Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
-        let (events_tx, mut events) = mpsc::channel(CALL_EVENTS);
+        // Serializing a request cannot fail: its id and method are plain, its params JSON text.
+        let body = Bytes::from(serde_json::to_vec(&request).unwrap_or_default());
+        let Request { id, method, .. } = request;
+        // The engine never waits for a call (a caller that does not poll its call must not stall
+        // every other one): past `call_events`, notifications for it are dropped and counted.
+        let (events_tx, mut events) = mpsc::channel(self.limits.call_events.max(1));
         let (end_tx, mut end) = oneshot::channel();
         let dropped = Arc::new(AtomicU64::new(0));
         lock(&self.pending)
@@ -243,29 +259,37 @@ impl Engine {
             body,
             kind: OutgoingKind::Request {
                 id: id.clone(),
-                method: method.to_string(),
+                method: method.clone(),
                 headers: options.headers.clone(),
             },
             protocol_version: options.version,
         };
-        let sending = self.send(outgoing);
+        // The transport pauses this clock while the request waits for something other than
+        // the server (an authorization flow, perhaps a person in a browser): the deadlines move
+        // on by the time paused (the hard one included).
+        let clock = Deadline::new();
+        let sending = clock.scope(self.send(outgoing));
         tokio::pin!(sending);
-        let mut steps = self.transport.authorization_steps();
+        let mut soft_from = started;
+        let mut credited = Duration::ZERO;
         let sent = loop {
             let Some((at, limit)) = deadline else { break sending.as_mut().await };
             match tokio::time::timeout_at(at, sending.as_mut()).await {
                 Ok(sent) => break sent,
-                // Time spent authorizing (a user in a browser, perhaps) does not count: when
-                // a step runs, or started or ended since the clocks last started, they start
-                // again (the hard one included).
-                Err(_) if self.transport.authorizing() || self.transport.authorization_steps() != steps => {
-                    steps = self.transport.authorization_steps();
-                    let now = tokio::time::Instant::now();
-                    hard = hard.map(|(_, limit)| (now + limit, limit));
-                    deadline = earliest(soft(now), hard);
+                Err(_) => {
+                    let (paused_now, paused) = clock.paused();
+                    if !paused_now && paused <= credited {
+                        // The guard stays armed: the request is cancelled as the error returns.
+                        return Err(fail(ClientError::Timeout(limit), false));
+                    }
+                    // While a pause runs, this repeats, each time moving on by what was paused
+                    // since the last time.
+                    let moved = paused.saturating_sub(credited).max(Duration::from_millis(1));
+                    credited = paused;
+                    soft_from += moved;
+                    hard = hard.map(|(at, limit)| (at + moved, limit));
+                    deadline = earliest(soft(soft_from), hard);
                 }
-                // The guard stays armed: the request is cancelled as the error returns.
-                Err(_) => return Err(fail(ClientError::Timeout(limit), false)),
             }
         };
         if let Err(error) = sent {
@@ -325,7 +349,7 @@ impl Engine {
                 Some(CallEnd::Failed(e)) => Err(fail(e, true)),
                 // The exchange is over: no other answer will come.
                 Some(CallEnd::Malformed(message)) => {
-                    Err(fail(ClientError::MalformedAnswer { method: method.to_string(), message }, true))
+                    Err(fail(ClientError::MalformedAnswer { method, message }, true))
                 }
                 None => Err(fail(ClientError::Closed, true)),
             };
@@ -390,7 +414,7 @@ impl Engine {
                 },
             },
             Message::Notification(n) => self.on_notification(n),
-            Message::Request(request) => self.on_request(request),
+            Message::Request(request) => self.on_request(request).await,
         }
     }
 
@@ -425,10 +449,31 @@ impl Engine {
         }
     }
 
-    fn on_request(self: &Arc<Self>, request: Request) {
+    /// Answers a server→client request in a task of its own, at most
+    /// [`QueueLimits::server_requests`] at once; one beyond is refused at once, never queued.
+    async fn on_request(self: &Arc<Self>, request: Request) {
+        let Ok(permit) = self.server_slots.clone().try_acquire_owned() else {
+            let limit = self.limits.server_requests;
+            tracing::warn!(target: "mcp_client", "refusing the server's {}: already answering {limit} of its requests", request.method);
+            let error = ErrorObject::internal(format!(
+                "the client is already answering {limit} requests of this server, its limit \
+                 (QueueLimits::server_requests); {} refused, try again later",
+                request.method
+            ))
+            .with_data(serde_json::json!({"limit": limit}));
+            let outgoing = Outgoing {
+                body: Bytes::from(Message::Response(Response::error(request.id, error)).to_vec()),
+                kind: OutgoingKind::Response,
+                protocol_version: *lock(&self.version),
+            };
+            // Waits only when as many refusals as the limit are still on their way out.
+            let _ = self.refusals.send(outgoing).await;
+            return;
+        };
         let engine = self.clone();
         let id = request.id.clone();
         let task = tokio::spawn(async move {
+            let _permit = permit;
             let answer = engine.answer(&request).await;
             let response = match answer {
                 Ok(value) => Response::ok(request.id.clone(), &value).unwrap_or_else(|e| {
@@ -463,6 +508,22 @@ impl Engine {
             ServerRequest::CreateMessage(params) => to_value(self.handlers.sample(params).await),
             ServerRequest::ListRoots(_) => to_value(self.handlers.roots().await),
             _ => Err(ErrorObject::method_not_found(&request.method)),
+        }
+    }
+}
+
+/// Sends the refusals of server→client requests beyond the limit, one after the other.
+async fn refusal_loop(engine: Weak<Engine>, mut refused: mpsc::Receiver<Outgoing>) {
+    while let Some(outgoing) = refused.recv().await {
+        let Some(engine) = engine.upgrade() else { return };
+        match tokio::time::timeout(BACKGROUND_SEND_TIMEOUT, engine.send(outgoing)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::warn!(target: "mcp_client", "could not refuse a request of the server: {e}")
+            }
+            Err(_) => {
+                tracing::warn!(target: "mcp_client", "could not refuse a request of the server: no acknowledgement within {BACKGROUND_SEND_TIMEOUT:?}")
+            }
         }
     }
 }

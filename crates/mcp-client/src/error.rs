@@ -112,6 +112,10 @@ pub enum ClientError {
     /// The client was closed.
     #[error("client closed")]
     Closed,
+    /// The client's own settings are unusable (a [`QueueLimits`](crate::QueueLimits) bound of
+    /// 0, ...): it refused to connect.
+    #[error("invalid client settings: {0}")]
+    InvalidConfig(String),
 }
 
 impl ClientError {
@@ -129,6 +133,7 @@ impl ClientError {
             ClientError::Unsupported(_) => Outcome::NotExecuted,
             ClientError::InvalidStructuredContent { .. } => Outcome::Answered,
             ClientError::Closed => Outcome::NotExecuted,
+            ClientError::InvalidConfig(_) => Outcome::NotExecuted,
         }
     }
 

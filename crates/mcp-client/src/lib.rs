@@ -60,8 +60,8 @@ pub mod transport;
 mod wire;
 
 pub use client::{
-    Client, ClientBuilder, Detected, EraCache, ListLimits, RequestOptions, SUPPORTED_VERSIONS, Subscription,
-    SubscriptionEvent,
+    Client, ClientBuilder, Detected, EraCache, ListLimits, QueueLimits, RequestOptions, SUPPORTED_VERSIONS,
+    Subscription, SubscriptionEvent,
 };
 pub use engine::ProgressFn;
 pub use error::{ClientError, ListingBound, Outcome};

@@ -15,7 +15,7 @@ use support::{Fake, Reply, discover_result, result, text_result};
 
 /// How many pages the endless servers below serve before they give in (a last page without
 /// `nextCursor`): far past every default bound, so an unbounded client lists them all.
-const SERVED_PAGES: usize = 100;
+const SERVED_PAGES: usize = 200;
 
 fn builder() -> ClientBuilder {
     ClientBuilder::new("test-client", "1.0.0").probe_timeout(Duration::from_millis(300))
@@ -69,6 +69,24 @@ fn endless(
     )
 }
 
+/// The listings of 16 MiB must not overlap: each measures the whole process's memory.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A line of /proc/self/status, in bytes.
+fn status_bytes(key: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no {key}"));
+    let kib: u64 = line[key.len()..].trim().trim_end_matches("kB").trim().parse().unwrap();
+    kib * 1024
+}
+
+/// Resets the peak resident set (`VmHWM`) to the current one (Linux ≥ 4.0) and returns the
+/// current one.
+fn reset_peak() -> u64 {
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    status_bytes("VmRSS:")
+}
+
 fn bound_of(error: &ClientError) -> ListingBound {
     match error {
         ClientError::ListingTooLarge { bound, .. } => *bound,
@@ -78,11 +96,22 @@ fn bound_of(error: &ClientError) -> ListingBound {
 
 #[tokio::test]
 async fn an_endless_listing_of_large_pages_stops_at_the_byte_bound() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let served = Arc::new(AtomicUsize::new(0));
     // About 260 KB per page: 16 MiB are passed after some 63 pages.
     let (fake, rx) = endless(TransportKind::Stdio, 100, 260_000, served.clone());
     let client = builder().connect_transport(fake, rx, "fake").await.unwrap();
+    let before = reset_peak();
     let error = client.list_all_tools().await.unwrap_err();
+    let peak = status_bytes("VmHWM:").saturating_sub(before);
+    eprintln!("refusing the listing: peak resident set +{} KiB", peak >> 10);
+    // What the listing holds is bounded by the 16 MiB of result text it accepts: the tools
+    // decoded from it (their descriptions are as long as in the text), the tool table's copy of
+    // each (kept for header mirroring and output validation), the page in flight (its text,
+    // the fake server's copies, its decoded tools) and allocator slack: three and a half times
+    // the budget (25 to 46 MiB measured). Without the byte bound the listing runs on to the
+    // item bound (100 pages, 26 MB of tools held twice) and peaks above 70 MiB.
+    assert!(peak < 56 * 1024 * 1024, "the peak resident set grew by {} MiB", peak >> 20);
     assert_eq!(bound_of(&error), ListingBound::Bytes(16 * 1024 * 1024));
     assert_eq!(error.outcome(), Outcome::Answered);
     let text = error.to_string();
@@ -93,6 +122,7 @@ async fn an_endless_listing_of_large_pages_stops_at_the_byte_bound() {
 
 #[tokio::test]
 async fn an_endless_listing_of_many_items_stops_at_the_item_bound() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let served = Arc::new(AtomicUsize::new(0));
     let (fake, rx) = endless(TransportKind::Stdio, 1_000, 0, served.clone());
     let client = builder().connect_transport(fake, rx, "fake").await.unwrap();
@@ -120,6 +150,7 @@ async fn list_limits_are_set_per_client_and_per_call() {
 
 #[tokio::test]
 async fn a_call_that_lists_the_tools_first_proceeds_when_the_listing_passes_its_bound() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     let served = Arc::new(AtomicUsize::new(0));
     let (fake, rx) = endless(TransportKind::StreamableHttp, 100, 260_000, served.clone());
     let client = builder().connect_transport(fake.clone(), rx, "fake").await.unwrap();

@@ -710,7 +710,8 @@ async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged
     let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let transport = StreamableHttpTransport::new(HttpConfig::new(url).auth(auth.clone()), tx).unwrap();
     let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}});
-    transport.send(outgoing(1, "initialize", init)).await.unwrap();
+    let clock = mcp_client::transport::Deadline::new();
+    clock.scope(transport.send(outgoing(1, "initialize", init))).await.unwrap();
     assert!(matches!(rx.recv().await, Some(Inbound::Message(_))));
     transport.session_ready(mcp_types::ProtocolVersion::V2025_11_25).await;
     transport.close().await;
@@ -728,10 +729,11 @@ async fn every_request_asks_the_hook_and_a_cured_refusal_is_sent_again_unchanged
     let authorized = auth.authorized.lock().unwrap().clone();
     assert_eq!(authorized[..3], ["POST", "POST", "GET"]);
     assert_eq!(authorized.last().map(String::as_str), Some("DELETE"));
-    // One flow (the refusal): its start and its end. Handing out headers is not a step, else
-    // every request would restart its own timeout clock.
-    assert_eq!(transport.authorization_steps(), 2);
-    assert!(!transport.authorizing());
+    // The request's clock stood still while the hook worked (its headers, the flow after the
+    // refusal), and runs again.
+    let (paused_now, paused) = clock.paused();
+    assert!(!paused_now);
+    assert!(paused > std::time::Duration::ZERO);
 }
 
 #[tokio::test]

@@ -34,9 +34,9 @@ impl ResultCache {
         if !CACHEABLE.contains(&method) {
             return None;
         }
-        let mut p = params.clone();
-        p.remove("_meta");
-        Some(format!("{method} {}", Value::Object(p)))
+        // The params without `_meta`, serialized straight from the caller's map (no copy).
+        let params = super::params::WireParams { params, input: None, meta: None };
+        Some(format!("{method} {}", serde_json::to_string(&params).unwrap_or_default()))
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<RawJson> {

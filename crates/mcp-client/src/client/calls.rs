@@ -61,7 +61,7 @@ impl Client {
         cursor: Option<&str>,
         options: &RequestOptions,
     ) -> Result<ListToolsResult, ClientError> {
-        let raw = self.inner.call_raw("tools/list", cursor_params(cursor), options, |_| {}).await?;
+        let raw = self.inner.call_raw("tools/list", &cursor_params(cursor), options, |_| {}).await?;
         self.tools_page(&raw)
     }
 
@@ -86,7 +86,7 @@ impl Client {
         cursor: Option<String>,
         options: &RequestOptions,
     ) -> Result<RawJson, ClientError> {
-        self.inner.call_raw(method, cursor_params(cursor.as_deref()), options, |_| {}).await
+        self.inner.call_raw(method, &cursor_params(cursor.as_deref()), options, |_| {}).await
     }
 
     /// Every tool, page after page, within the client's [`ListLimits`].
@@ -166,17 +166,21 @@ impl Client {
 
     /// `tools/call` with JSON arguments (an object, or `null` for none).
     pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, ClientError> {
-        let mut params = CallToolRequestParams::new(name);
-        params.arguments = match arguments {
-            Value::Object(map) => Some(map),
-            Value::Null => None,
+        // The params are built around the caller's arguments, moved, not copied.
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        match arguments {
+            Value::Object(map) => {
+                params.insert("arguments".into(), Value::Object(map));
+            }
+            Value::Null => {}
             other => {
                 return Err(ClientError::Unsupported(format!(
                     "tool arguments must be an object, not {other}"
                 )));
             }
-        };
-        self.call_tool_with(&params, &self.opts()).await
+        }
+        self.call_tool_params(name, params, &self.opts()).await.map(|(result, _)| result)
     }
 
     /// `tools/call` with full params and options. MRTR input requests are fulfilled through the
@@ -197,7 +201,18 @@ impl Client {
         params: &CallToolRequestParams,
         options: &RequestOptions,
     ) -> Result<(CallToolResult, RawJson), ClientError> {
-        let mut entry = self.inner.tools.get(&params.name);
+        self.call_tool_params(&params.name, to_map(params)?, options).await
+    }
+
+    /// `tools/call` of `name` with `params` (its name included), as built once for all
+    /// attempts.
+    async fn call_tool_params(
+        &self,
+        name: &str,
+        map: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<(CallToolResult, RawJson), ClientError> {
+        let mut entry = self.inner.tools.get(name);
         if entry.is_none()
             && !self.inner.tools.listed()
             && self.transport_kind() == TransportKind::StreamableHttp
@@ -212,25 +227,24 @@ impl Client {
                 Ok(_) => {}
                 Err(e @ ClientError::ListingTooLarge { .. }) => tracing::warn!(
                     target: "mcp_client",
-                    tool = %params.name,
+                    tool = %name,
                     "learning the tool's schema failed ({e}); a tool not among the tools listed so far is called without x-mcp-header mirrors or output validation"
                 ),
                 Err(e) => tracing::debug!(target: "mcp_client", "tools/list before the call failed: {e}"),
             }
-            entry = self.inner.tools.get(&params.name);
+            entry = self.inner.tools.get(name);
         }
-        let map = to_map(params)?;
         let retries = options.retries.unwrap_or(1);
         let mut attempt = 0;
         let raw = loop {
-            match self.inner.call_raw("tools/call", map.clone(), options, |_| {}).await {
+            match self.inner.call_raw("tools/call", &map, options, |_| {}).await {
                 Ok(raw) => break raw,
                 Err(e)
                     if attempt < retries
                         && retryable(&e, entry.as_deref().is_some_and(|t| t.retry_safe())) =>
                 {
                     attempt += 1;
-                    tracing::info!(target: "mcp_client", tool = %params.name, "retrying after: {e}");
+                    tracing::info!(target: "mcp_client", tool = %name, "retrying after: {e}");
                 }
                 Err(e) => return Err(e),
             }
@@ -245,14 +259,14 @@ impl Client {
                 Some(content) => {
                     if let Err(v) = schema.validate(content) {
                         return Err(ClientError::InvalidStructuredContent {
-                            tool: params.name.clone(),
+                            tool: name.to_owned(),
                             message: v.to_string(),
                         });
                     }
                 }
                 None => {
                     return Err(ClientError::InvalidStructuredContent {
-                        tool: params.name.clone(),
+                        tool: name.to_owned(),
                         message: "the tool declares an outputSchema but the result has no structuredContent"
                             .into(),
                     });

@@ -17,7 +17,8 @@ impl ClientBuilder {
         self,
         command: crate::transport::stdio::StdioCommand,
     ) -> Result<Client, ClientError> {
-        let (tx, rx) = crate::transport::inbound_channel();
+        self.queue_limits.validate()?;
+        let (tx, rx) = self.inbound_channel();
         let target = format!("stdio:{}", command.display());
         let transport =
             crate::transport::stdio::StdioTransport::spawn(command, tx).map_err(ClientError::transport)?;
@@ -36,6 +37,7 @@ impl ClientBuilder {
         mut self,
         config: crate::transport::http::HttpConfig,
     ) -> Result<Client, ClientError> {
+        self.queue_limits.validate()?;
         let cache = self.era_cache.get_or_insert_with(super::EraCache::global).clone();
         let target = config.url.clone();
         if self.pinned.is_none() && cache.get(&target).is_some() {
@@ -67,7 +69,7 @@ impl ClientBuilder {
         let target = config.url.clone();
         let cached = self.era_cache.as_ref().and_then(|c| c.get(&target));
         if cached.is_none_or(|d| d.transport != TransportKind::HttpSse) {
-            let (tx, rx) = crate::transport::inbound_channel();
+            let (tx, rx) = self.inbound_channel();
             let transport =
                 StreamableHttpTransport::new(config.clone(), tx).map_err(ClientError::transport)?;
             match self.clone().connect_inner(transport, rx, target.clone()).await {
@@ -82,7 +84,7 @@ impl ClientBuilder {
                 }
             }
         }
-        let (tx, rx) = crate::transport::inbound_channel();
+        let (tx, rx) = self.inbound_channel();
         // Bounded by the transport's endpoint timeout, and by the request timeout when shorter.
         let opening = HttpSseTransport::connect(config, tx);
         let opened = match self.request_timeout {

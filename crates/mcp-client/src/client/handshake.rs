@@ -8,9 +8,7 @@ use mcp_types::{
 };
 use serde_json::{Map, Value};
 
-use super::{
-    Client, ClientBuilder, Inner, SUPPORTED_VERSIONS, Session, decode, no_common, pick_version, to_map,
-};
+use super::{Client, ClientBuilder, Inner, SUPPORTED_VERSIONS, Session, decode, no_common, pick_version};
 use crate::engine::{Engine, Failure, SendOptions};
 use crate::error::ClientError;
 use crate::transport::{InboundReceiver, Transport, TransportError, TransportKind};
@@ -53,7 +51,11 @@ impl ClientBuilder {
         inbound: InboundReceiver,
         target: String,
     ) -> Result<Client, HandshakeError> {
-        let engine = Engine::start(transport.clone(), inbound, self.handlers.clone());
+        if let Err(e) = self.queue_limits.validate() {
+            transport.close().await;
+            return Err(e.into());
+        }
+        let engine = Engine::start(transport.clone(), inbound, self.handlers.clone(), self.queue_limits);
         let initial = self.pinned.unwrap_or(ProtocolVersion::LATEST);
         let inner = Arc::new(Inner {
             engine,
@@ -175,7 +177,11 @@ impl Inner {
             headers: Default::default(),
             ..Default::default()
         };
-        self.engine.exchange("server/discover", self.discover_params(version), &options, |_| {}).await
+        let request = self
+            .engine
+            .request_of("server/discover", &self.discover_params(version))
+            .map_err(|error| Failure { error, delivered: false })?;
+        self.engine.exchange(request, &options, |_| {}).await
     }
 
     /// The stdio/HTTP probe: `server/discover` with the newest version.
@@ -293,7 +299,8 @@ impl Inner {
         );
         let options =
             SendOptions { timeout: self.config.request_timeout, version: None, ..Default::default() };
-        let raw = match self.engine.request("initialize", to_map(&params)?, &options, |_| {}).await {
+        let request = self.engine.request_of("initialize", &params)?;
+        let raw = match self.engine.request(request, &options, |_| {}).await {
             Ok(raw) => raw,
             Err(ClientError::Transport { error: TransportError::Http { status, .. }, .. })
                 if self.engine.transport.kind() == TransportKind::StreamableHttp
@@ -346,9 +353,8 @@ impl Inner {
                 version: Some(negotiated),
                 ..Default::default()
             };
-            if let Some(map) = params.as_object()
-                && let Err(e) = self.engine.request("logging/setLevel", map.clone(), &options, |_| {}).await
-            {
+            let request = self.engine.request_of("logging/setLevel", &params)?;
+            if let Err(e) = self.engine.request(request, &options, |_| {}).await {
                 tracing::warn!(target: "mcp_client", "logging/setLevel failed: {e}");
             }
         }

@@ -23,11 +23,6 @@ pub enum SubscriptionEvent {
     Ended(Result<(), ClientError>),
 }
 
-/// How many events wait for a [`Subscription`]'s reader at most. Past this, change
-/// notifications for a reader that does not keep up are dropped and counted (a warning says how
-/// many); the end of the subscription always gets through.
-const SUBSCRIPTION_CAPACITY: usize = 1024;
-
 /// A live subscription. Dropping it ends the subscription (the listen request is cancelled).
 #[derive(Debug)]
 pub struct Subscription {
@@ -51,7 +46,9 @@ impl Drop for Subscription {
 impl Client {
     /// Subscribes to change notifications.
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        let (tx, events) = mpsc::channel(SUBSCRIPTION_CAPACITY);
+        // At most `subscription_events` wait for the reader: past that, change notifications for
+        // a reader that does not keep up are dropped and counted; the end always gets through.
+        let (tx, events) = mpsc::channel(self.inner.config.queue_limits.subscription_events.max(1));
         if self.protocol_version().is_modern() {
             let mut params = Map::new();
             params.insert("notifications".into(), Value::Object(to_map(&filter)?));
@@ -93,7 +90,8 @@ impl Client {
                     }
                 };
                 let listen_options = options.no_timeout();
-                let result = inner.call_raw("subscriptions/listen", params, &listen_options, on_tagged).await;
+                let result =
+                    inner.call_raw("subscriptions/listen", &params, &listen_options, on_tagged).await;
                 let _ = tx.send(SubscriptionEvent::Ended(result.map(|_| ()))).await;
             });
             return Ok(Subscription { events, task });

@@ -6,6 +6,7 @@ mod connect;
 mod handshake;
 mod listen;
 mod options;
+mod params;
 mod tools;
 
 use std::sync::{Arc, RwLock};
@@ -27,7 +28,7 @@ use crate::handler::Handlers;
 use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
 pub use listen::{Subscription, SubscriptionEvent};
-pub use options::{Detected, EraCache, ListLimits, RequestOptions};
+pub use options::{Detected, EraCache, ListLimits, QueueLimits, RequestOptions};
 
 use cache::ResultCache;
 use tools::ToolTable;
@@ -45,6 +46,24 @@ pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
 const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Builds a [`Client`]: identity, handlers, and how to find the server's era.
+///
+/// Every budget of a client is set here, each bounded by default, whatever the server does:
+///
+/// | budget | default | setting |
+/// |---|---|---|
+/// | one call, restarted by progress when asked | 300 s | [`ClientBuilder::request_timeout`] |
+/// | one call, from its start | 1 h | [`ClientBuilder::max_request_timeout`] |
+/// | the era probe | 5 s | [`ClientBuilder::probe_timeout`] |
+/// | `input_required` rounds of one call | 8 | [`ClientBuilder::max_input_rounds`] |
+/// | one listing (bytes, items, pages) | 16 MiB, 10,000, 10,000 | [`ClientBuilder::list_limits`] |
+/// | inbound messages waiting for the core | 64 | [`ClientBuilder::queue_limits`] ([`QueueLimits::inbound`]) |
+/// | notifications waiting for one call | 256 | [`QueueLimits::call_events`] |
+/// | events waiting for a subscription's reader | 1,024 | [`QueueLimits::subscription_events`] |
+/// | server→client requests answered at once | 16 | [`QueueLimits::server_requests`] |
+/// | output schemas | [`Limits::default`] | [`ClientBuilder::validate_output`] |
+///
+/// The HTTP transports' own bounds (message size, connect timeout, SSE line length, ...) are
+/// in [`HttpConfig`](crate::transport::http::HttpConfig) where that feature is on.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     pub(crate) info: Implementation,
@@ -60,6 +79,7 @@ pub struct ClientBuilder {
     pub(crate) schema_limits: Limits,
     pub(crate) discover_on_connect: bool,
     pub(crate) list_limits: ListLimits,
+    pub(crate) queue_limits: QueueLimits,
 }
 
 impl ClientBuilder {
@@ -79,6 +99,7 @@ impl ClientBuilder {
             schema_limits: Limits::default(),
             discover_on_connect: true,
             list_limits: ListLimits::default(),
+            queue_limits: QueueLimits::default(),
         }
     }
 
@@ -120,8 +141,8 @@ impl ClientBuilder {
     ///
     /// The time an HTTP authorization layer spends obtaining a token (after a refusal, which
     /// may wait for a person in a browser) does not count against any timeout, the probe's
-    /// included: a deadline that passes during it starts again (see
-    /// [`Transport::authorizing`](crate::transport::Transport::authorizing)).
+    /// included: the HTTP transport pauses the request's clock meanwhile, and its deadlines move
+    /// on by the time paused (see [`Deadline`](crate::transport::Deadline)).
     pub fn request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self
@@ -170,6 +191,22 @@ impl ClientBuilder {
     pub fn list_limits(mut self, limits: ListLimits) -> Self {
         self.list_limits = limits;
         self
+    }
+
+    /// The bounds of what the client queues for the server ([`QueueLimits`]: inbound messages,
+    /// each call's notifications, each subscription's events, server→client requests answered
+    /// at once). Each must be at least 1, or `connect_*` fails with
+    /// [`ClientError::InvalidConfig`].
+    pub fn queue_limits(mut self, limits: QueueLimits) -> Self {
+        self.queue_limits = limits;
+        self
+    }
+
+    /// The channel a transport built by hand delivers to (for
+    /// [`ClientBuilder::connect_transport`]), of [`QueueLimits::inbound`] (at least 1); the
+    /// built-in `connect_*` make theirs this way.
+    pub fn inbound_channel(&self) -> (crate::transport::InboundSender, crate::transport::InboundReceiver) {
+        crate::transport::inbound_channel_of(self.queue_limits.inbound)
     }
 
     /// With a pinned modern version, whether `connect` calls `server/discover` to learn the
@@ -294,7 +331,7 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<(M::Result, mcp_types::RawJson), ClientError> {
         let params = to_map(params)?;
-        let raw = self.inner.call_raw(M::METHOD, params, options, |_| {}).await?;
+        let raw = self.inner.call_raw(M::METHOD, &params, options, |_| {}).await?;
         Ok((decode(M::METHOD, &raw)?, raw))
     }
 }
@@ -338,7 +375,7 @@ impl Inner {
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<R, ClientError> {
-        let raw = self.call_raw(method, params, options, |_| {}).await?;
+        let raw = self.call_raw(method, &params, options, |_| {}).await?;
         decode(method, &raw)
     }
 
@@ -346,31 +383,23 @@ impl Inner {
     pub(crate) async fn call_raw(
         self: &Arc<Self>,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
         mut on_tagged: impl FnMut(mcp_types::Notification),
     ) -> Result<RawJson, ClientError> {
         self.ensure_session().await?;
         let cache_key =
-            if self.version().is_modern() { cache::ResultCache::key(method, &params) } else { None };
+            if self.version().is_modern() { cache::ResultCache::key(method, params) } else { None };
         if let Some(key) = &cache_key
             && !options.bypass_cache
             && let Some(hit) = self.cache.get(key)
         {
             return Ok(hit);
         }
-        let mut answers: Option<(InputResponses, Option<String>)> = None;
+        let mut answers: Option<params::InputAnswers> = None;
         let mut rounds = 0u32;
         loop {
-            let mut attempt = params.clone();
-            if let Some((responses, state)) = &answers {
-                attempt
-                    .insert("inputResponses".into(), serde_json::to_value(responses).unwrap_or(Value::Null));
-                if let Some(state) = state {
-                    attempt.insert("requestState".into(), Value::String(state.clone()));
-                }
-            }
-            let raw = self.send(method, attempt, options, &mut on_tagged).await?;
+            let raw = self.send(method, params, answers.as_ref(), options, &mut on_tagged).await?;
             if !self.version().is_modern() || !is_input_required(&raw) {
                 if let Some(key) = cache_key {
                     self.cache.put(key, &raw);
@@ -426,10 +455,14 @@ impl Inner {
 
     /// One request on the wire with the era's metadata and headers, the `-32022` version retry
     /// and (legacy HTTP) re-initialization after the session expired.
+    ///
+    /// The params are serialized here, once per attempt, from what the caller built: no copy of
+    /// them is made on the way.
     async fn send(
         self: &Arc<Self>,
         method: &str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
+        input: Option<&params::InputAnswers>,
         options: &RequestOptions,
         on_tagged: &mut impl FnMut(mcp_types::Notification),
     ) -> Result<RawJson, ClientError> {
@@ -437,8 +470,14 @@ impl Inner {
         let mut session_retried = false;
         loop {
             let version = self.version();
-            let mut p = params.clone();
-            let headers = self.decorate(method, &mut p, version, options).await;
+            let (mut meta, headers) = self.decorate(method, params, version, options);
+            let id = self.engine.next_id();
+            if options.progress.is_some() {
+                meta.progress_token = Some(id.clone());
+            }
+            let wire = params::WireParams { params, input, meta: Some(&meta) };
+            let wire = serde_json::value::to_raw_value(&wire).map_err(|e| invalid(method, e))?;
+            let request = mcp_types::Request { id, method: method.to_owned(), params: Some(wire) };
             let send_options = SendOptions {
                 timeout: if options.untimed { None } else { options.timeout.or(self.config.request_timeout) },
                 max_timeout: options.max_timeout.or(if options.untimed {
@@ -451,7 +490,7 @@ impl Inner {
                 version: Some(version),
                 headers,
             };
-            match self.engine.request(method, p, &send_options, &mut *on_tagged).await {
+            match self.engine.request(request, &send_options, &mut *on_tagged).await {
                 Err(ClientError::Protocol(e))
                     if e.code == code::UNSUPPORTED_PROTOCOL_VERSION
                         && version.is_modern()
@@ -477,37 +516,23 @@ impl Inner {
         }
     }
 
-    /// Adds `_meta` (modern: version, capabilities, client info, log level; always: the
-    /// caller's entries) and computes the routing headers.
-    async fn decorate(
-        self: &Arc<Self>,
+    /// The typed `_meta` of a request (modern: version, capabilities, client info, log level;
+    /// always: the caller's entries) and its routing headers.
+    fn decorate(
+        &self,
         method: &str,
-        params: &mut Map<String, Value>,
+        params: &Map<String, Value>,
         version: ProtocolVersion,
         options: &RequestOptions,
-    ) -> RequestHeaders {
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        for (k, v) in &options.meta {
-            meta.insert(k.clone(), v.clone());
-        }
+    ) -> (mcp_types::RequestMeta, RequestHeaders) {
+        let mut meta = params::caller_meta(params, &options.meta);
         let mut headers = RequestHeaders::default();
         if version.is_modern() {
-            use mcp_types::meta::key;
-            meta.insert(key::PROTOCOL_VERSION.into(), Value::String(version.as_str().into()));
-            meta.insert(
-                key::CLIENT_CAPABILITIES.into(),
-                serde_json::to_value(self.capabilities(version))
-                    .unwrap_or_else(|_| Value::Object(Map::new())),
-            );
-            meta.insert(
-                key::CLIENT_INFO.into(),
-                serde_json::to_value(&self.config.info).unwrap_or(Value::Null),
-            );
+            meta.protocol_version = Some(version.as_str().to_owned());
+            meta.client_capabilities = Some(self.capabilities(version));
+            meta.client_info = Some(self.config.info.clone());
             if let Some(level) = options.log_level.or(self.config.log_level) {
-                meta.insert(key::LOG_LEVEL.into(), serde_json::to_value(level).unwrap_or(Value::Null));
+                meta.log_level = Some(level);
             }
             if self.engine.transport.kind() == TransportKind::StreamableHttp {
                 let name_key = match method {
@@ -523,18 +548,14 @@ impl Inner {
                 if method == "tools/call"
                     && let Some(Value::String(name)) = params.get("name")
                 {
-                    let name = name.clone();
                     let arguments = params.get("arguments").and_then(Value::as_object);
-                    if let Some(entry) = self.tools.get(&name) {
+                    if let Some(entry) = self.tools.get(name) {
                         headers.params = crate::headers::header_values(&entry.headers, arguments);
                     }
                 }
             }
         }
-        if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        headers
+        (meta, headers)
     }
 }
 

@@ -62,6 +62,72 @@ impl Default for ListLimits {
     }
 }
 
+/// The bounds of what the client queues for a server, whatever the server sends
+/// ([`ClientBuilder::queue_limits`](crate::ClientBuilder::queue_limits)). Each must be at least
+/// 1: a client built with a 0 refuses to connect with
+/// [`ClientError::InvalidConfig`](crate::ClientError::InvalidConfig) naming it (a queue of none
+/// would stall the first message forever, and silently raising it would hide the mistake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueLimits {
+    /// Messages from the transport waiting for the client core (default 64). A transport waits
+    /// for room before it reads on: past this the server is held back (a stdio child blocks on
+    /// its full stdout pipe, an HTTP server on its full TCP window), nothing is dropped.
+    pub inbound: usize,
+    /// Progress and tagged notifications waiting for one call (default 256). The core never
+    /// waits for a call: past this, a notification for a call that does not keep up is dropped
+    /// and counted (a warning says how many when the call ends); the call's end always gets
+    /// through.
+    pub call_events: usize,
+    /// Events waiting for a [`Subscription`](crate::Subscription)'s reader (default 1,024).
+    /// Past this, change notifications are dropped and counted (a warning says how many); the
+    /// end of the subscription always gets through.
+    pub subscription_events: usize,
+    /// Server→client requests (elicitation, sampling, roots, ping: legacy sessions) answered at
+    /// once (default 16). A request beyond this is answered at once with a JSON-RPC error
+    /// (`-32603`, saying the client is busy and naming the limit) instead of being queued; at
+    /// most as many of these refusals wait to be sent, past which reading waits for the
+    /// transport to take them (back-pressure, as for `inbound`).
+    pub server_requests: usize,
+}
+
+impl QueueLimits {
+    /// The default of [`QueueLimits::inbound`]: 64.
+    pub const DEFAULT_INBOUND: usize = 64;
+    /// The default of [`QueueLimits::call_events`]: 256.
+    pub const DEFAULT_CALL_EVENTS: usize = 256;
+    /// The default of [`QueueLimits::subscription_events`]: 1,024.
+    pub const DEFAULT_SUBSCRIPTION_EVENTS: usize = 1024;
+    /// The default of [`QueueLimits::server_requests`]: 16.
+    pub const DEFAULT_SERVER_REQUESTS: usize = 16;
+
+    /// Refuses a bound of 0, naming it.
+    pub(crate) fn validate(&self) -> Result<(), crate::ClientError> {
+        let bounds = [
+            ("inbound", self.inbound),
+            ("call_events", self.call_events),
+            ("subscription_events", self.subscription_events),
+            ("server_requests", self.server_requests),
+        ];
+        match bounds.iter().find(|(_, n)| *n == 0) {
+            Some((name, _)) => Err(crate::ClientError::InvalidConfig(format!(
+                "QueueLimits::{name} is 0; every queue of the client holds at least 1"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Default for QueueLimits {
+    fn default() -> Self {
+        QueueLimits {
+            inbound: Self::DEFAULT_INBOUND,
+            call_events: Self::DEFAULT_CALL_EVENTS,
+            subscription_events: Self::DEFAULT_SUBSCRIPTION_EVENTS,
+            server_requests: Self::DEFAULT_SERVER_REQUESTS,
+        }
+    }
+}
+
 impl std::fmt::Debug for RequestOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RequestOptions")

@@ -22,8 +22,11 @@ use std::time::Duration;
 
 use mcp_types::{ProtocolVersion, RequestId};
 
+mod deadline;
 #[cfg(feature = "http")]
 pub mod http;
+
+pub use deadline::{Deadline, Paused};
 #[cfg(feature = "stdio")]
 pub mod stdio;
 
@@ -38,12 +41,19 @@ pub type InboundSender = tokio::sync::mpsc::Sender<Inbound>;
 /// The receiving end the client core reads.
 pub type InboundReceiver = tokio::sync::mpsc::Receiver<Inbound>;
 
-/// How many inbound items ([`inbound_channel`]) wait for the core at most.
-pub const INBOUND_CAPACITY: usize = 64;
+/// How many inbound items ([`inbound_channel`]) wait for the core at most, by default
+/// ([`QueueLimits::inbound`](crate::QueueLimits::inbound) sets it per client).
+pub const INBOUND_CAPACITY: usize = crate::QueueLimits::DEFAULT_INBOUND;
 
 /// The channel between a transport and the client core, of [`INBOUND_CAPACITY`].
 pub fn inbound_channel() -> (InboundSender, InboundReceiver) {
-    tokio::sync::mpsc::channel(INBOUND_CAPACITY)
+    inbound_channel_of(INBOUND_CAPACITY)
+}
+
+/// The channel between a transport and the client core, of `capacity` (at least 1: a channel
+/// of none cannot exist).
+pub fn inbound_channel_of(capacity: usize) -> (InboundSender, InboundReceiver) {
+    tokio::sync::mpsc::channel(capacity.max(1))
 }
 
 /// Something the server sent, or the end of the transport.
@@ -187,7 +197,9 @@ pub trait Transport: Send + Sync + 'static {
     ///
     /// The client's timeouts cover this call: the future may be dropped before it resolves
     /// (then [`Transport::abandon`] follows for a request). Dropping it must leave the transport
-    /// usable for the next message.
+    /// usable for the next message. Time the send of a request waits for something other than
+    /// the server (an authorization flow) does not count when the transport pauses the
+    /// request's clock meanwhile ([`Deadline::pause_current`], polled within this future).
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
 
     /// The client no longer wants the answer to `id` (cancelled, timed out, dropped). HTTP
@@ -207,21 +219,6 @@ pub trait Transport: Send + Sync + 'static {
 
     /// Forgets a legacy session (after a `404`), so the next `initialize` starts a new one.
     fn reset_session(&self) {}
-
-    /// Whether an authorization step is running right now (HTTP: obtaining a token after a
-    /// refusal, which may wait for a user in a browser). The client's timeouts do not run out
-    /// while it is: a request's clock restarts when its deadline passes during one, or after
-    /// one that started or ended since the clock last started (see
-    /// [`Transport::authorization_steps`]).
-    fn authorizing(&self) -> bool {
-        false
-    }
-
-    /// How many times an authorization step started or ended so far (a counter that only
-    /// grows): a deadline that passes after a step ended, however shortly, sees the change.
-    fn authorization_steps(&self) -> u64 {
-        0
-    }
 
     /// Closes the transport: stdio closes stdin, waits, then SIGTERM, then SIGKILL; Streamable
     /// HTTP sends `DELETE` for a legacy session; HTTP+SSE drops its stream. Pushes

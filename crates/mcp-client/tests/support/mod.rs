@@ -64,7 +64,16 @@ pub(crate) struct Fake {
 
 impl Fake {
     pub(crate) fn new(kind: TransportKind, script: Script) -> (Arc<Fake>, InboundReceiver) {
-        let (inbound, rx) = mcp_client::transport::inbound_channel();
+        Fake::with_channel(kind, script, mcp_client::transport::inbound_channel())
+    }
+
+    /// [`Fake::new`] delivering to `channel` (a client's `ClientBuilder::inbound_channel`).
+    pub(crate) fn with_channel(
+        kind: TransportKind,
+        script: Script,
+        channel: (InboundSender, InboundReceiver),
+    ) -> (Arc<Fake>, InboundReceiver) {
+        let (inbound, rx) = channel;
         let fake = Arc::new(Fake {
             kind,
             inbound,
@@ -81,6 +90,19 @@ impl Fake {
     /// push a few at a time).
     pub(crate) fn push(&self, message: Value) {
         self.push_event(Inbound::Message(Bytes::from(message.to_string())));
+    }
+
+    /// Pushes a message, or gives it back when the channel is full.
+    pub(crate) fn try_push(&self, message: Value) -> Result<(), ()> {
+        match self.inbound.try_send(Inbound::Message(Bytes::from(message.to_string()))) {
+            Err(tokio::sync::mpsc::error::TrySendError::Full(_)) => Err(()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Pushes a message, waiting for room.
+    pub(crate) async fn push_wait(&self, message: Value) {
+        let _ = self.inbound.send(Inbound::Message(Bytes::from(message.to_string()))).await;
     }
 
     pub(crate) fn push_event(&self, event: Inbound) {

@@ -2,7 +2,6 @@
 //! reads, and the inbound channel that ends with exactly one `Closed`.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use reqwest::{Method, Response, Url};
 use super::auth::{Refusal, is_refusal};
 use super::config::HttpConfig;
 use super::sse::{SseError, SseEvent, SseParser};
-use crate::transport::{Inbound, InboundSender, TransportError};
+use crate::transport::{Deadline, Inbound, InboundSender, TransportError};
 use crate::wire;
 
 pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -38,44 +37,6 @@ pub(crate) struct HttpCore {
     pub(crate) url: Url,
     pub(crate) config: HttpConfig,
     headers: RwLock<HeaderMap>,
-    /// How many requests are in an authorization step (see [`HttpCore::authorizing`]).
-    authorizing: AtomicUsize,
-    /// How many times an authorization flow (after a refusal) started or ended.
-    steps: AtomicU64,
-}
-
-/// Counts one request as authorizing for as long as it lives.
-struct Authorizing<'a> {
-    core: &'a HttpCore,
-    /// A flow after a refusal: its start and its end each count as a step.
-    flow: bool,
-}
-
-impl<'a> Authorizing<'a> {
-    /// Waiting for the headers: usually immediate (a token in hand), long only while another
-    /// request's flow runs — whose [`Authorizing::flow`] counts the steps.
-    fn headers(core: &'a HttpCore) -> Self {
-        core.authorizing.fetch_add(1, Ordering::AcqRel);
-        Authorizing { core, flow: false }
-    }
-
-    /// Obtaining a new token after a refusal: its start and its end are steps (see
-    /// [`HttpCore::authorization_steps`]).
-    fn flow(core: &'a HttpCore) -> Self {
-        core.steps.fetch_add(1, Ordering::AcqRel);
-        core.authorizing.fetch_add(1, Ordering::AcqRel);
-        Authorizing { core, flow: true }
-    }
-}
-
-impl Drop for Authorizing<'_> {
-    fn drop(&mut self) {
-        if self.flow {
-            // A deadline that passes right after the flow ended must still see it.
-            self.core.steps.fetch_add(1, Ordering::AcqRel);
-        }
-        self.core.authorizing.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 impl HttpCore {
@@ -94,27 +55,7 @@ impl HttpCore {
         for value in headers.values_mut() {
             value.set_sensitive(true);
         }
-        Ok(HttpCore {
-            client,
-            url,
-            config,
-            headers: RwLock::new(headers),
-            authorizing: AtomicUsize::new(0),
-            steps: AtomicU64::new(0),
-        })
-    }
-
-    /// Whether a request is in an authorization step: waiting for its headers or for a new token
-    /// after a refusal (which may wait for a user in a browser).
-    pub(crate) fn authorizing(&self) -> bool {
-        self.authorizing.load(Ordering::Acquire) > 0
-    }
-
-    /// How many times an authorization flow (after a refusal) started or ended so far. Handing
-    /// out the headers of a request is not one: otherwise every request would restart its own
-    /// clock.
-    pub(crate) fn authorization_steps(&self) -> u64 {
-        self.steps.load(Ordering::Acquire)
+        Ok(HttpCore { client, url, config, headers: RwLock::new(headers) })
     }
 
     /// The extra headers, to which a request adds its own.
@@ -147,8 +88,9 @@ impl HttpCore {
         };
         let mut attempts = 0;
         loop {
-            // Getting the headers may wait for another request's authorization flow.
-            let authorizing = Authorizing::headers(self);
+            // Getting the headers may wait for another request's authorization flow: the
+            // request's clock stands still meanwhile.
+            let authorizing = Deadline::pause_current();
             let mut presented = auth
                 .authorize(&method, url)
                 .await
@@ -173,7 +115,8 @@ impl HttpCore {
                 return Err(error);
             }
             attempts += 1;
-            let authorizing = Authorizing::flow(self);
+            // Obtaining a new token may wait for a person in a browser: not the server's time.
+            let authorizing = Deadline::pause_current();
             let cured = auth.refused(&refusal).await;
             drop(authorizing);
             match cured {

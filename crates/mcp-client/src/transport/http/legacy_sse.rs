@@ -200,14 +200,6 @@ impl Transport for HttpSseTransport {
         TransportKind::HttpSse
     }
 
-    fn authorizing(&self) -> bool {
-        self.shared.core.authorizing()
-    }
-
-    fn authorization_steps(&self) -> u64 {
-        self.shared.core.authorization_steps()
-    }
-
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
             if let Some(error) = &*self.shared.gone.lock().unwrap_or_else(|e| e.into_inner()) {

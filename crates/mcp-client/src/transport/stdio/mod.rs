@@ -94,8 +94,14 @@ struct Shared {
 struct Current {
     pid: Option<u32>,
     /// Feeds the task writing the child's stdin; `None` while no child runs.
-    writer: Option<mpsc::UnboundedSender<WriteJob>>,
+    writer: Option<mpsc::Sender<WriteJob>>,
 }
+
+/// How many lines wait for the writer of the child's stdin at most. A job stays queued when
+/// its caller gives up (so that a line is written whole or not at all): without a bound, a
+/// child that stops reading its stdin while calls keep timing out and being made would make
+/// the queue grow forever. Past it, a send waits for room (within the caller's timeout).
+const WRITE_QUEUE: usize = 1024;
 
 /// One line to write to the child's stdin, and where to report how it went.
 #[derive(Debug)]
@@ -205,7 +211,7 @@ impl StdioTransport {
         let Some(writer) = writer else {
             return Err(self.shared.not_running());
         };
-        if writer.send(WriteJob { body, done: done_tx }).is_err() {
+        if writer.send(WriteJob { body, done: done_tx }).await.is_err() {
             return Err(self.shared.not_running());
         }
         // The writer task owns the write: if this future is dropped, the line is still written

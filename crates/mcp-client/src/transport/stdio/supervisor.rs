@@ -165,7 +165,7 @@ impl Generation {
             return Err(io::Error::other("the child's stdio pipes are missing"));
         };
         let gone = CancellationToken::new();
-        let (jobs_tx, jobs_rx) = mpsc::unbounded_channel();
+        let (jobs_tx, jobs_rx) = mpsc::channel(super::WRITE_QUEUE);
         tokio::spawn(write_loop(stdin, jobs_rx, gone.clone(), shared.closing.clone(), shared.name.clone()));
         tokio::spawn(stderr::drain(stderr, shared.name.clone(), pid));
         *lock(&shared.current) = super::Current { pid, writer: Some(jobs_tx) };
@@ -346,7 +346,7 @@ const MAX_SLICES: usize = 128;
 /// one batch is written make up the next one (coalesced: one write call for many messages).
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut stdin: W,
-    mut jobs: mpsc::UnboundedReceiver<WriteJob>,
+    mut jobs: mpsc::Receiver<WriteJob>,
     gone: CancellationToken,
     closing: CancellationToken,
     name: String,
@@ -508,11 +508,11 @@ mod tests {
     /// Queues `count` small lines at once, runs the writer over them, and returns what it
     /// wrote and in how many write calls.
     async fn write_queued(count: usize, limit: usize) -> (Vec<u8>, usize) {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let (tx, rx) = tokio::sync::mpsc::channel(count.max(1));
         let mut done = Vec::new();
         for i in 0..count {
             let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-            tx.send(WriteJob { body: Bytes::from(format!("{{\"n\":{i}}}")), done: done_tx }).unwrap();
+            tx.try_send(WriteJob { body: Bytes::from(format!("{{\"n\":{i}}}")), done: done_tx }).unwrap();
             done.push(done_rx);
         }
         drop(tx);

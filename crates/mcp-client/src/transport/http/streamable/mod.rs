@@ -35,8 +35,8 @@ use super::common::{
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
 use crate::transport::{
-    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
-    response_id,
+    BoxFuture, Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError,
+    TransportKind, response_id,
 };
 use crate::wire;
 
@@ -121,14 +121,6 @@ impl Drop for StreamableHttpTransport {
 impl Transport for StreamableHttpTransport {
     fn kind(&self) -> TransportKind {
         TransportKind::StreamableHttp
-    }
-
-    fn authorizing(&self) -> bool {
-        self.shared.core.authorizing()
-    }
-
-    fn authorization_steps(&self) -> u64 {
-        self.shared.core.authorization_steps()
     }
 
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
@@ -367,8 +359,14 @@ impl Shared {
             let mut state = self.lock();
             let shared = self.clone();
             let task_id = id.clone();
+            // The request's clock goes with it, to be paused while it is authorized.
+            let clock = Deadline::current();
             let handle = tokio::spawn(async move {
-                shared.run_request(&task_id, message, reply_tx).await;
+                let run = shared.run_request(&task_id, message, reply_tx);
+                match clock {
+                    Some(clock) => clock.scope(run).await,
+                    None => run.await,
+                }
                 shared.forget_request(&task_id, task);
             });
             if let Some((_, previous)) = state.requests.insert(id.clone(), (task, handle.abort_handle())) {
