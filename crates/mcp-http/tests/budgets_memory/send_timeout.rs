@@ -22,6 +22,10 @@ const HELD: usize = CLIENTS * ANSWER;
 /// Long enough for all the answers to be made (one after another, in a debug build, on a busy
 /// machine) before the first is cut off, so that they are all held at once.
 const SEND_TIMEOUT: Duration = Duration::from_secs(4);
+/// How long the clients stay silent before they read: the answers are made (about 2 s in a
+/// debug build on a busy machine), then the send timeout passes. Reading earlier would be the
+/// progress that keeps a connection alive.
+const SILENT: Duration = Duration::from_secs(12);
 
 /// Asks for a large answer with a tiny receive window, and does not read it.
 async fn stall(addr: SocketAddr) -> TcpStream {
@@ -48,9 +52,7 @@ async fn round(addr: SocketAddr, round: usize, baseline: &Baseline) {
     for _ in 0..CLIENTS {
         stalled.push(stall(addr).await);
     }
-    // Reading would be progress: give the last answers time to be made, and the send
-    // timeout time to pass after them.
-    tokio::time::sleep(2 * SEND_TIMEOUT).await;
+    tokio::time::sleep(SILENT).await;
     baseline.settles_below(HELD / 4, Duration::from_secs(10)).await;
     baseline.assert_grew_less_than(HELD / 4, HELD, &format!("round {round}, its answers unread"));
     for mut client in stalled {
@@ -81,9 +83,7 @@ async fn answers_nobody_reads_are_freed_after_the_send_timeout_round_after_round
     if let Some(high) = high {
         assert!(high >= HELD / 3, "the stalled answers were never held ({:.1} MiB)", mib(high));
     }
-    // Reading would be progress: give the last answers time to be made, and the send
-    // timeout time to pass after them.
-    tokio::time::sleep(2 * SEND_TIMEOUT).await;
+    tokio::time::sleep(SILENT).await;
     let peak = peak.stop();
     for mut client in stalled {
         let mut got = Vec::new();
