@@ -20,9 +20,8 @@ mod send_timeout;
 mod sessions;
 #[path = "budgets_memory/streams.rs"]
 mod streams;
-// Shared with the limits tests; this binary uses part of it.
 #[allow(dead_code)]
-#[path = "limits/support.rs"]
+#[path = "support/raw_http.rs"]
 mod support;
 
 use std::net::SocketAddr;
