@@ -52,7 +52,8 @@ pub struct HttpConfig {
     /// (known to the standalone server, and to a mounted router served with axum's
     /// `ConnectInfo<SocketAddr>`; behind a reverse proxy every client shares the proxy's).
     pub max_streams_per_principal: usize,
-    /// Legacy sessions alive at once; default 4,096 (about 9 MiB of session state). A new
+    /// Legacy sessions alive at once; default 4,096 (about 9 MiB of session state with small
+    /// `initialize` parameters, plus up to 8 KiB each for the streams it remembers). A new
     /// session beyond it evicts the idlest one: its id then gets `404`, like an expired one,
     /// and its GET stream ends.
     pub max_sessions: usize,

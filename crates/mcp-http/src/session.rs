@@ -1,7 +1,8 @@
 //! Legacy Streamable HTTP sessions (2025-03-26 … 2025-11-25), named by `Mcp-Session-Id`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 use crate::budget::Warning;
@@ -49,13 +50,51 @@ impl MessageSink for Outbox {
     }
 }
 
+/// How many of its newest streams a session remembers as its own; resuming an older one is
+/// refused like a stream of another session (404). Every request of a legacy session opens a
+/// stream, so this is per session what the session budget multiplies: 8 KiB each, 32 MiB for
+/// 4,096 sessions.
+pub(crate) const STREAMS_REMEMBERED: usize = 1024;
+
+/// The streams a session opened, newest last, as keyed 64-bit fingerprints of their ids (a
+/// stream id is 22 bytes on the heap plus its `String`; a fingerprint is 8 bytes inline). The
+/// key is random per process, so a peer cannot make another session's stream id collide with
+/// one of its own; it would need to know that id in the first place.
+#[derive(Default)]
+struct OwnStreams {
+    newest_last: VecDeque<u64>,
+}
+
+impl OwnStreams {
+    fn fingerprint(stream: &str) -> u64 {
+        static KEY: OnceLock<RandomState> = OnceLock::new();
+        KEY.get_or_init(RandomState::new).hash_one(stream)
+    }
+
+    fn add(&mut self, stream: &str) {
+        // The oldest is forgotten first (never all at once: a stream opened just before must
+        // stay resumable).
+        if self.newest_last.len() >= STREAMS_REMEMBERED {
+            self.newest_last.pop_front();
+        }
+        self.newest_last.push_back(Self::fingerprint(stream));
+    }
+
+    /// Looked up only when a client resumes: a scan of at most 1,024 numbers.
+    fn owns(&self, stream: &str) -> bool {
+        let wanted = Self::fingerprint(stream);
+        self.newest_last.iter().rev().any(|f| *f == wanted)
+    }
+}
+
 /// One legacy session.
 pub(crate) struct HttpSession {
     pub(crate) connection: Arc<Connection>,
     pub(crate) outbox: Arc<Outbox>,
     last_used: Mutex<Instant>,
-    /// The resumable streams this session opened (a `Last-Event-ID` must name one of them).
-    streams: Mutex<std::collections::HashSet<String>>,
+    /// The resumable streams this session opened, newest last (a `Last-Event-ID` must name one
+    /// of them).
+    streams: Mutex<OwnStreams>,
     /// The principal that created the session (its binding key), when authorization is on.
     owner: Option<String>,
     /// Whose share of the session budget it takes (`budget::caller_key`).
@@ -85,16 +124,11 @@ impl HttpSession {
     }
 
     pub(crate) fn add_stream(&self, stream: &str) {
-        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
-        // Bounded like the event store: old stream ids are forgotten with their events.
-        if streams.len() >= 4096 {
-            streams.clear();
-        }
-        streams.insert(stream.to_owned());
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).add(stream);
     }
 
     pub(crate) fn owns_stream(&self, stream: &str) -> bool {
-        self.streams.lock().unwrap_or_else(|e| e.into_inner()).contains(stream)
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).owns(stream)
     }
 
     pub(crate) fn touch(&self) {
@@ -214,4 +248,25 @@ pub(crate) fn new_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_remembers_its_newest_streams_within_a_bound() {
+        let session = HttpSession::new(None, None);
+        let ids: Vec<String> = (0..3 * STREAMS_REMEMBERED).map(|_| new_id()).collect();
+        for id in &ids {
+            session.add_stream(id);
+        }
+        let remembered = session.streams.lock().unwrap().newest_last.len();
+        assert_eq!(remembered, STREAMS_REMEMBERED, "the record is bounded");
+        let newest = &ids[ids.len() - STREAMS_REMEMBERED..];
+        assert!(newest.iter().all(|id| session.owns_stream(id)), "every one of the newest is kept");
+        assert!(!session.owns_stream(&ids[ids.len() - STREAMS_REMEMBERED - 1]), "older ones are forgotten");
+        assert!(!session.owns_stream(&ids[0]));
+        assert!(!session.owns_stream(&new_id()), "a stream it never opened");
+    }
 }

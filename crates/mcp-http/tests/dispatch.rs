@@ -13,6 +13,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+#[allow(dead_code)]
+#[path = "support/raw_http.rs"]
+mod support;
+
 #[derive(Deserialize, JsonSchema)]
 struct RegionArgs {
     #[schemars(extend("x-mcp-header" = "Region"))]
@@ -90,25 +94,14 @@ async fn start() -> Running {
     Running { addr, runs, parked: parked_state }
 }
 
+/// A JSON POST to `/mcp`, closing the connection after the answer.
 fn request(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &str) -> String {
-    request_to(addr, "/mcp", headers, body)
+    let mut all = vec![("connection", "close"), ("content-type", "application/json")];
+    all.extend_from_slice(headers);
+    support::request(addr, "POST", &all, body)
 }
 
-fn request_to(addr: std::net::SocketAddr, path: &str, headers: &[(&str, &str)], body: &str) -> String {
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
-        addr.port(),
-        body.len()
-    );
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    request
-}
-
-/// One POST; the status, the head and the body.
+/// One POST; the status, the head and the (decoded) body.
 async fn post(addr: std::net::SocketAddr, headers: &[(&str, &str)], body: &str) -> (u16, String, String) {
     post_to(addr, "/mcp", headers, body).await
 }
@@ -119,17 +112,10 @@ async fn post_to(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request_to(addr, path, headers, body).as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, head.to_owned(), body.to_owned())
+    let mut all = vec![("content-type", "application/json")];
+    all.extend_from_slice(headers);
+    let reply = support::roundtrip(support::ONE, addr, &format!("POST {path}"), &all, body).await;
+    (reply.status, reply.head, reply.body)
 }
 
 /// The JSON-RPC message of an answer: a JSON body, or the `data:` of an SSE one.

@@ -6,9 +6,15 @@ use std::time::Duration;
 use mcp_server::{Args, Progress, Server, Tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+#[allow(dead_code)]
+#[path = "support/raw_http.rs"]
+mod support;
+
+use support::{ONE, Reply, roundtrip};
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoArgs {
@@ -49,75 +55,9 @@ async fn start() -> std::net::SocketAddr {
     addr
 }
 
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
-    }
-
-    /// The `data:` payloads of an SSE body.
-    fn events(&self) -> Vec<Value> {
-        self.body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter(|d| !d.trim().is_empty()) // a priming event
-            .map(|d| serde_json::from_str(d.trim()).unwrap())
-            .collect()
-    }
-}
-
+/// One request on its own connection, read to the end.
 async fn http(addr: std::net::SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> Reply {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let mut request =
-        format!("{method} /mcp HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n", body.len());
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        request.push_str(&format!("host: 127.0.0.1:{}\r\n", addr.port()));
-    }
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut raw))
-        .await
-        .expect("no answer")
-        .unwrap();
-    let text = String::from_utf8(raw).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let chunked =
-        headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
-    let body = if chunked { dechunk(body) } else { body.to_owned() };
-    Reply { status, headers, body }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = &rest[size + 2..];
-    }
-    out
+    roundtrip(ONE, addr, method, headers, body).await
 }
 
 const JSON_HEADERS: [(&str, &str); 2] =

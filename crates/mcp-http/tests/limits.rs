@@ -9,7 +9,8 @@ mod replay;
 mod sessions;
 #[path = "limits/streams.rs"]
 mod streams;
-#[path = "limits/support.rs"]
+#[allow(dead_code)]
+#[path = "support/raw_http.rs"]
 mod support;
 
 use std::sync::Arc;

@@ -97,6 +97,9 @@ struct Outcome {
     tally: Tally,
     warm_kib: u64,
     end_kib: u64,
+    /// The server's resident memory after each tenth of the calls (HTTP legs), to show where
+    /// it levels off.
+    tenths_kib: Vec<u64>,
     elapsed: Duration,
     calls: u64,
 }
@@ -143,7 +146,22 @@ async fn run_stdio(cli: &Cli, plan: Arc<Plan>) -> Outcome {
     for task in tasks {
         tally.add(&task.await.unwrap_or_default());
     }
-    Outcome { tally, warm_kib, end_kib, elapsed, calls: total }
+    Outcome { tally, warm_kib, end_kib, tenths_kib: Vec::new(), elapsed, calls: total }
+}
+
+/// Reads the resident memory of `pid` each time another tenth of `total` calls has started,
+/// until the ninth (the end is read by the caller).
+fn sample_tenths(pid: u32, progress: Arc<AtomicU64>, total: u64) -> tokio::task::JoinHandle<Vec<u64>> {
+    tokio::spawn(async move {
+        let mut tenths = Vec::new();
+        for tenth in 1..10 {
+            while progress.load(Ordering::Relaxed) < total * tenth / 10 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tenths.push(rss_kib(pid).unwrap_or(0));
+        }
+        tenths
+    })
 }
 
 async fn run_http(cli: &Cli, plan: Arc<Plan>) -> Result<Outcome, String> {
@@ -179,6 +197,7 @@ async fn run_http(cli: &Cli, plan: Arc<Plan>) -> Result<Outcome, String> {
         .map(|index| tokio::spawn(http::client(index, addr, plan.clone(), progress.clone())))
         .collect();
     let total = plan.calls * cli.clients as u64;
+    let sampler = sample_tenths(pid, progress.clone(), total);
     wait_for(&progress, total * cli.warmup_percent / 100, || tasks.iter().all(|t| t.is_finished())).await;
     let warm_kib = rss_kib(pid).unwrap_or(0);
     let mut tally = Tally::default();
@@ -187,8 +206,11 @@ async fn run_http(cli: &Cli, plan: Arc<Plan>) -> Result<Outcome, String> {
     }
     let elapsed = start.elapsed();
     let end_kib = rss_kib(pid).unwrap_or(0);
+    // A client that gave up early leaves tenths unreached: those are not read.
+    sampler.abort();
+    let tenths_kib = sampler.await.unwrap_or_default();
     let _ = child.kill().await;
-    Ok(Outcome { tally, warm_kib, end_kib, elapsed, calls: total })
+    Ok(Outcome { tally, warm_kib, end_kib, tenths_kib, elapsed, calls: total })
 }
 
 fn main() -> ExitCode {
@@ -241,6 +263,11 @@ fn main() -> ExitCode {
                 (ratio - 1.0) * 100.0,
                 if pass { "PASS" } else { "FAIL" }
             );
+            if !outcome.tenths_kib.is_empty() {
+                let tenths: Vec<String> =
+                    outcome.tenths_kib.iter().map(|kib| format!("{:.1}", *kib as f64 / 1024.0)).collect();
+                println!("  server RSS after each tenth of the calls (MiB): {}", tenths.join(", "));
+            }
             for problem in &outcome.tally.problems {
                 println!("  {problem}");
             }

@@ -1,5 +1,7 @@
-//! Raw HTTP/1.1 over loopback for the budget tests: one-shot requests and open streams, from
-//! any loopback address (127.0.0.2 is another peer, with budgets of its own).
+//! Raw HTTP/1.1 over loopback, shared by the test binaries that speak it byte by byte (the
+//! limits, the budgets' memory, the endpoint and dispatch tests): one-shot requests read to the
+//! end (chunked bodies decoded) and streams kept open, from any loopback address (127.0.0.2
+//! is another peer, with budgets of its own). Each binary uses part of it.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -20,14 +22,14 @@ pub(crate) async fn connect(from: IpAddr, addr: SocketAddr) -> TcpStream {
     socket.connect(addr).await.unwrap()
 }
 
-/// A request to `/mcp`, or to the path after the method (`"GET /sse"`).
+/// A request to `/mcp`, or to the path after the method (`"GET /sse"`), with the loopback
+/// `Host` unless `headers` name one.
 pub(crate) fn request(addr: SocketAddr, method: &str, headers: &[(&str, &str)], body: &str) -> String {
     let (method, path) = method.split_once(' ').unwrap_or((method, "/mcp"));
-    let mut raw = format!(
-        "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1:{}\r\ncontent-length: {}\r\n",
-        addr.port(),
-        body.len()
-    );
+    let mut raw = format!("{method} {path} HTTP/1.1\r\ncontent-length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        raw.push_str(&format!("host: 127.0.0.1:{}\r\n", addr.port()));
+    }
     for (k, v) in headers {
         raw.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -61,6 +63,16 @@ impl Reply {
             .unwrap_or(&self.body);
         serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
+
+    /// The `data:` payloads of an SSE body (priming events, which have none, left out).
+    pub(crate) fn events(&self) -> Vec<serde_json::Value> {
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| serde_json::from_str(d.trim()).unwrap())
+            .collect()
+    }
 }
 
 /// One request on its own connection (`connection: close`), read to the end.
@@ -88,7 +100,8 @@ pub(crate) async fn roundtrip(
     Reply { status, head: head.to_owned(), body }
 }
 
-fn dechunk(mut body: &str) -> String {
+/// The body of a chunked answer (chunk sizes and extensions dropped).
+pub(crate) fn dechunk(mut body: &str) -> String {
     let mut out = String::new();
     while let Some((size, rest)) = body.split_once("\r\n") {
         let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
