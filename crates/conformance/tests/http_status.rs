@@ -1,5 +1,6 @@
 //! The HTTP status each fixture's answer carries when a Streamable HTTP transport serves it
-//! ([`Server::handle_request`]): what the suite's 2026-07-28 scenarios check besides the body.
+//! (the router's reply from [`Server::handle_request`], its refusal mapped by
+//! [`mcp_http::http_status`]): what the suite's 2026-07-28 scenarios check besides the body.
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ async fn handle(server: &Server, method: &str, caps: Value, params: Value) -> (u
         server.handle_request(&connection, request, CancellationToken::new()).await.expect("a reply");
     let body = serde_json::to_value(&reply.response).unwrap();
     assert_eq!(body["id"], 7, "every answer echoes the id: {body}");
-    (reply.status, body)
+    (mcp_http::http_status(&reply).as_u16(), body)
 }
 
 #[tokio::test]

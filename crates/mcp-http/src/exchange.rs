@@ -9,8 +9,8 @@ use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header};
-use mcp_server::{CancellationToken, Connection, InFlight, MessageSink, Reply, SendFuture, Server};
-use mcp_types::{Message, Request};
+use mcp_server::{CancellationToken, Classified, InFlight, MessageSink, Refusal, Reply, SendFuture, Server};
+use mcp_types::Message;
 use tokio::sync::mpsc;
 
 use crate::events::EventStore;
@@ -43,6 +43,25 @@ pub(crate) fn json_response(status: StatusCode, message: &Message) -> Response {
     response
 }
 
+/// The HTTP status of a reply: `200` for an answer (an error after dispatch included), `404` for
+/// a method the modern wire does not serve, `400` for every other refusal — the one place the
+/// router's refusals become statuses (docs/DECISIONS.md, the stateless order).
+pub fn http_status(reply: &Reply) -> StatusCode {
+    match reply.refusal {
+        None => StatusCode::OK,
+        Some(Refusal::UnknownMethod) => StatusCode::NOT_FOUND,
+        Some(_) => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// A reply as a JSON answer with its status.
+pub(crate) fn reply_response(reply: Reply) -> Response {
+    let status = http_status(&reply);
+    let mut response = (status, reply.to_vec()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
 pub(crate) fn sse_response(body: mpsc::Receiver<Bytes>) -> Response {
     let mut response = Response::new(Body::from_stream(sse::ChannelBody(body)));
     let headers = response.headers_mut();
@@ -63,16 +82,14 @@ pub(crate) struct Resumable {
 /// What an exchange needs besides the request.
 pub(crate) struct Exchange {
     pub(crate) server: Server,
-    pub(crate) connection: Arc<Connection>,
     pub(crate) accepts: Accepts,
     pub(crate) on_disconnect: OnDisconnect,
     pub(crate) keep_alive: Duration,
     /// A subscription stream: always SSE.
     pub(crate) long_lived: bool,
-    /// The request's cancellation (from the connection's in-flight table when it has one).
-    pub(crate) cancel: CancellationToken,
-    /// Held until the request completes (unregisters its id).
-    pub(crate) in_flight: Option<InFlight>,
+    /// The request admitted on its connection (a legacy session's, or the exchange's own):
+    /// its cancellation token, held until the request completes (unregisters its id).
+    pub(crate) in_flight: InFlight,
     /// Released when the request completes (the transport's in-flight limits).
     pub(crate) permits: Vec<tokio::sync::OwnedSemaphorePermit>,
     /// Record the stream's events for `Last-Event-ID` replay.
@@ -105,15 +122,13 @@ impl MessageSink for ExchangeSink {
 }
 
 /// Runs `request`, answering on this exchange.
-pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
+pub(crate) async fn serve(exchange: Exchange, request: Classified) -> Response {
     let Exchange {
         server,
-        connection,
         accepts,
         on_disconnect,
         keep_alive,
         long_lived,
-        cancel,
         in_flight,
         permits,
         resumable,
@@ -122,17 +137,14 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     let close = resumable.as_ref().filter(|_| accepts.sse).map(|_| CancellationToken::new());
     let sink = Arc::new(ExchangeSink { tx, close: close.clone() });
-    let task = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            let _held = (in_flight, permits);
-            let handling = server.handle_request_as(&connection, request, cancel.clone(), sink, principal);
-            tokio::select! {
-                reply = handling => reply,
-                _ = cancel.cancelled() => None,
-            }
-        })
-    };
+    let cancel = in_flight.token().clone();
+    // The front door runs it: cancelled (the stream closed, a modern request) before it
+    // started it never runs, while running its future is dropped and nothing is sent.
+    let task = tokio::spawn(async move {
+        let reply = server.run(request, &in_flight, Some(sink), principal).await;
+        drop((in_flight, permits));
+        reply
+    });
     let mut guard = CancelGuard((on_disconnect == OnDisconnect::Cancel).then(|| cancel.clone()));
     let mut task = task;
     let closing = close.clone().unwrap_or_default();
@@ -216,7 +228,7 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
             }
         }
         if let Ok(Some(reply)) = task.await {
-            let chunk = emit(&Message::Response(reply.response).to_vec());
+            let chunk = emit(&reply.to_vec());
             if let Some(tx) = &body {
                 let _ = tx.send(chunk).await;
             }
@@ -231,11 +243,36 @@ pub(crate) async fn serve(exchange: Exchange, request: Request) -> Response {
 
 fn finish_json(reply: Option<Reply>) -> Response {
     match reply {
-        Some(reply) => {
-            let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
-            json_response(status, &Message::Response(reply.response))
-        }
+        Some(reply) => reply_response(reply),
         // Cancelled: nothing to say.
         None => StatusCode::ACCEPTED.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{ErrorObject, RequestId, Response as RpcResponse};
+
+    use super::*;
+
+    #[test]
+    fn refusals_map_to_statuses_here_and_answers_are_200() {
+        let reply = |refusal| Reply {
+            response: RpcResponse::error(RequestId::from(1), ErrorObject::internal("x")),
+            refusal,
+        };
+        assert_eq!(http_status(&reply(None)), StatusCode::OK, "an error after dispatch is an answer");
+        assert_eq!(http_status(&reply(Some(Refusal::UnknownMethod))), StatusCode::NOT_FOUND);
+        for refusal in [
+            Refusal::Unreadable,
+            Refusal::MalformedParams,
+            Refusal::MissingMeta,
+            Refusal::UnsupportedVersion,
+            Refusal::MissingCapability,
+            Refusal::NeedsHandshake,
+            Refusal::DuplicateId,
+        ] {
+            assert_eq!(http_status(&reply(Some(refusal))), StatusCode::BAD_REQUEST, "{refusal:?}");
+        }
     }
 }

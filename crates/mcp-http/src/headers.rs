@@ -6,7 +6,7 @@
 
 use http::HeaderMap;
 use mcp_types::headers::ParamHeader;
-use mcp_types::{ErrorObject, JsonObject, JsonValue};
+use mcp_types::{ErrorObject, JsonObject};
 
 /// Decodes a header value that may use the Base64 sentinel form `=?base64?…?=`.
 pub fn decode_value(raw: &str) -> Result<String, ErrorObject> {
@@ -37,12 +37,14 @@ fn mismatch(name: &str, header: &str, body: &str) -> ErrorObject {
     ))
 }
 
-/// Checks the standard headers against the body of a modern request.
+/// Checks the standard headers against the body of a modern request. `name` is what the body
+/// names for `Mcp-Name` — the `name` of `tools/call`/`prompts/get`, the `uri` of
+/// `resources/read` (`""` when the body lacks it) — and `None` for methods without one.
 pub(crate) fn check_standard(
     headers: &HeaderMap,
     method: &str,
     protocol_version: &str,
-    params: Option<&JsonObject>,
+    name: Option<&str>,
 ) -> Result<(), ErrorObject> {
     let version = required(headers, "mcp-protocol-version")?;
     if version != protocol_version {
@@ -52,13 +54,7 @@ pub(crate) fn check_standard(
     if named != method {
         return Err(mismatch("Mcp-Method", named, method));
     }
-    let source = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = source {
-        let body = params.and_then(|p| p.get(field)).and_then(JsonValue::as_str).unwrap_or("");
+    if let Some(body) = name {
         let value = decode_value(required(headers, "mcp-name")?)?;
         if value != body {
             return Err(mismatch("Mcp-Name", &value, body));
@@ -93,6 +89,7 @@ pub fn check_parameters(
 mod tests {
     use super::*;
     use http::HeaderValue;
+    use mcp_types::JsonValue;
     use serde_json::json;
 
     fn map(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
@@ -105,8 +102,7 @@ mod tests {
 
     #[test]
     fn standard_headers_must_match_the_body() {
-        let params = json!({"name": "get weather"});
-        let p = params.as_object();
+        let p = Some("get weather");
         let ok = map(&[
             ("mcp-protocol-version", "2026-07-28"),
             ("mcp-method", "tools/call"),

@@ -14,11 +14,11 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{Method, StatusCode, Uri};
-use mcp_server::{Connection, MessageSink, Principal, SendFuture};
-use mcp_types::{DecodeOptions, ErrorObject, Message, Request, Response as RpcResponse, ResponseId};
+use mcp_server::door::{self, Inbound};
+use mcp_server::{Classified, Connection, MessageSink, Principal, SendFuture};
 use tokio::sync::mpsc;
 
-use crate::exchange::{json_response, sse_response};
+use crate::exchange::{reply_response, sse_response};
 use crate::guard::{self, Refusal};
 use crate::service::HttpState;
 use crate::session::new_id;
@@ -160,18 +160,14 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
         Ok(b) => b,
         Err(r) => return r,
     };
-    let options = DecodeOptions { allow_batch: false, accept_responses: true };
-    let message = match mcp_types::decode_message(&bytes, options) {
+    let message = match door::receive(&bytes, false) {
         Ok(m) => m,
-        Err(e) => {
-            let null_id = session.connection.session().is_some_and(|s| !s.version.omits_unknown_error_id());
-            return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
-        }
+        Err(unreadable) => return reply_response(unreadable.reply(session.connection.session().as_ref())),
     };
     match message {
         // The body decides the era: a 2026-07-28 request is served as one here too (its headers
         // checked against its body, its answer on this POST), never inside the session.
-        Message::Request(request) if crate::service::has_modern_meta(&request) => {
+        Inbound::Request(request) if request.is_modern() => {
             let accepts = match guard::accepts(&headers) {
                 Ok(a) => a,
                 Err(r) => return refusal(r),
@@ -183,9 +179,11 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
             return crate::service::modern_request(http, &headers, request, accepts, permits, auth, peer)
                 .await;
         }
-        Message::Notification(n) => http.server.handle_notification(&session.connection, n),
-        Message::Response(r) => http.server.handle_response(&session.connection, r),
-        Message::Request(request) => {
+        Inbound::Notification(n) => http.server.handle_notification(&session.connection, n),
+        Inbound::Response(r) => http.server.handle_response(&session.connection, r),
+        // Never decoded here (`receive` was told so).
+        Inbound::Batch(_) => return (StatusCode::BAD_REQUEST, "batches are not accepted").into_response(),
+        Inbound::Request(request) => {
             if let Err(r) = crate::service::check_tool_scopes(http, auth.as_ref(), &request) {
                 return r;
             }
@@ -203,19 +201,15 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
 fn handle_request(
     http: &HttpState,
     session: LegacySseSession,
-    request: Request,
+    request: Classified,
     principal: Option<Arc<Principal>>,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
-    let in_flight = match session.connection.begin(&request.id) {
+    let in_flight = match door::admit(&session.connection, &request) {
         Ok(f) => f,
         Err(duplicate) => {
-            let error = RpcResponse::error(
-                ResponseId::Id(request.id.clone()),
-                ErrorObject::invalid_request(duplicate.to_string()),
-            );
             tokio::spawn(async move {
-                let _ = session.stream.send(Message::Response(error).to_vec()).await;
+                let _ = session.stream.send(duplicate.to_vec()).await;
             });
             return;
         }
@@ -223,17 +217,11 @@ fn handle_request(
     let server = http.server.clone();
     tokio::spawn(async move {
         let _permit = permit;
-        let cancel = in_flight.token().clone();
         let sink = session.sink.clone();
-        let handling =
-            server.handle_request_as(&session.connection, request, cancel.clone(), sink, principal);
-        let reply = tokio::select! {
-            reply = handling => reply,
-            _ = cancel.cancelled() => None,
-        };
+        let reply = server.run(request, &in_flight, Some(sink), principal).await;
         drop(in_flight);
         if let Some(reply) = reply {
-            let _ = session.stream.send(Message::Response(reply.response).to_vec()).await;
+            let _ = session.stream.send(reply.to_vec()).await;
         }
     });
 }

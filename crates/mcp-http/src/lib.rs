@@ -60,6 +60,7 @@ pub use auth::{
 };
 pub use config::HttpConfig;
 pub use events::{DEFAULT_MAX_REPLAY_BYTES, EventStore, MemoryEventStore};
+pub use exchange::http_status;
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
 pub use mcp_auth::jose::Algorithm;
 pub use serve::{Bound, bind, serve, serve_until};

@@ -12,23 +12,22 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use mcp_server::{CancellationToken, Connection, NullSink, Server};
-use mcp_types::{
-    DecodeOptions, ErrorObject, JsonObject, Message, ProtocolVersion, Request, RequestMeta,
-    Response as RpcResponse, ResponseId, code,
-};
-use serde::Deserialize;
+use mcp_server::door::{self, Inbound};
+use mcp_server::{Classified, Connection, NullSink, Server};
+use mcp_types::{ErrorObject, Message, ProtocolVersion, Response as RpcResponse, ResponseId, code};
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::auth::{Authenticated, Authenticator, PrincipalLimits};
 use crate::budget::{StreamBudget, caller_key};
 use crate::config::HttpConfig;
 use crate::events::{EventStore, MemoryEventStore, parse_id};
-use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, sse_response};
+use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, reply_response, sse_response};
 use crate::guard::{self, Accepts, Refusal};
 use crate::headers;
 use crate::session::{HttpSession, Sessions, new_id};
 use crate::sse;
+use mcp_types::RequestMethod;
+use mcp_types::methods::CallTool;
 
 pub(crate) struct HttpState {
     pub(crate) server: Server,
@@ -142,22 +141,19 @@ pub(crate) async fn authenticate(
     }
 }
 
-/// Refuses a `tools/call` whose tool needs scopes the caller lacks (`403`).
+/// Refuses a `tools/call` whose tool needs scopes the caller lacks (`403`). The tool's name is
+/// the one the front door read with the request's params.
 pub(crate) fn check_tool_scopes(
     state: &HttpState,
     auth: Option<&Authenticated>,
-    request: &Request,
+    request: &Classified,
 ) -> Result<(), Response> {
     let (Some(authenticator), Some(authenticated)) = (&state.auth, auth) else { return Ok(()) };
-    if request.method != "tools/call" {
+    if request.method() != CallTool::METHOD {
         return Ok(());
     }
-    #[derive(Deserialize)]
-    struct NameProbe {
-        name: Option<String>,
-    }
     // A request whose name cannot be read fails in dispatch without running any tool.
-    let Ok(NameProbe { name: Some(name) }) = request.params_as::<NameProbe>() else { return Ok(()) };
+    let Some(name) = request.named().and_then(|n| n.name) else { return Ok(()) };
     authenticator.check_tool(authenticated, &name).map_err(|denial| authenticator.refuse(&denial))
 }
 
@@ -206,12 +202,6 @@ pub(crate) async fn read_body(state: &HttpState, body: Body) -> Result<Bytes, Re
     }
 }
 
-#[derive(Deserialize)]
-struct MetaProbe {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMeta>,
-}
-
 async fn post(
     state: Arc<HttpState>,
     headers: HeaderMap,
@@ -234,17 +224,12 @@ async fn post(
         Ok(p) => p,
         Err(r) => return r,
     };
-    let options = DecodeOptions { allow_batch: false, accept_responses: true };
-    let message = match mcp_types::decode_message(&bytes, options) {
+    let message = match door::receive(&bytes, false) {
         Ok(m) => m,
-        Err(e) => {
+        Err(unreadable) => {
             // The era of an unreadable body is the session's, when it names a live one.
-            let null_id = session_of(&state, &headers, auth.as_ref())
-                .ok()
-                .flatten()
-                .and_then(|s| s.connection.session())
-                .is_some_and(|s| !s.version.omits_unknown_error_id());
-            return json_response(StatusCode::BAD_REQUEST, &Message::Response(e.to_response(null_id)));
+            let session = session_of(&state, &headers, auth.as_ref()).ok().flatten();
+            return reply_response(unreadable.reply(session.and_then(|s| s.connection.session()).as_ref()));
         }
     };
     // The body decides the era (docs/CONFORMANCE.md §3): a request whose `_meta` is
@@ -253,7 +238,7 @@ async fn post(
     // session header is ignored (an unknown id is not a 404). A session is one `initialize`
     // away for anyone, so it must not exempt a request from the modern checks.
     let message = match message {
-        Message::Request(request) if has_modern_meta(&request) => {
+        Inbound::Request(request) if request.is_modern() => {
             return modern_request(&state, &headers, request, accepts, permits, auth, peer).await;
         }
         other => other,
@@ -262,21 +247,21 @@ async fn post(
         Ok(s) => s,
         Err(r) => return r,
     };
-    if let Message::Request(request) = &message {
+    if let Inbound::Request(request) = &message {
         if let Err(r) = check_tool_scopes(&state, auth.as_ref(), request) {
             return r;
         }
     }
     let principal = auth.as_ref().map(|a| a.principal.clone());
     match message {
-        Message::Notification(n) => {
+        Inbound::Notification(n) => {
             match &session {
                 Some(s) => state.server.handle_notification(&s.connection, n),
                 None => state.server.handle_notification(&Connection::new(Arc::new(NullSink)), n),
             }
             StatusCode::ACCEPTED.into_response()
         }
-        Message::Response(r) => match &session {
+        Inbound::Response(r) => match &session {
             Some(s) => {
                 state.server.handle_response(&s.connection, r);
                 StatusCode::ACCEPTED.into_response()
@@ -287,7 +272,13 @@ async fn post(
                 ErrorObject::invalid_request("a response was sent where a request was due"),
             ),
         },
-        Message::Request(request) => match session {
+        // Batches are never decoded on HTTP (`receive` was told so); refused like any.
+        Inbound::Batch(_) => rpc_error(
+            StatusCode::BAD_REQUEST,
+            ResponseId::Absent,
+            ErrorObject::invalid_request("batches are not accepted"),
+        ),
+        Inbound::Request(request) => match session {
             Some(session) => {
                 // Inside a session the header names the negotiated legacy revision (2025-06-18
                 // on); an unknown one is refused (2025-11-25: 400 Bad Request).
@@ -295,7 +286,7 @@ async fn post(
                 if let Some(version) = header.filter(|v| ProtocolVersion::parse(v).is_none()) {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
-                        ResponseId::Id(request.id.clone()),
+                        ResponseId::Id(request.id().clone()),
                         ErrorObject::invalid_request(format!("unsupported MCP-Protocol-Version {version:?}")),
                     );
                 }
@@ -326,7 +317,7 @@ pub(crate) fn request_permits(
 pub(crate) async fn modern_request(
     state: &Arc<HttpState>,
     headers: &HeaderMap,
-    request: Request,
+    request: Classified,
     accepts: Accepts,
     permits: Permits,
     auth: Option<Authenticated>,
@@ -336,12 +327,6 @@ pub(crate) async fn modern_request(
         return r;
     }
     sessionless_request(state, headers, request, accepts, permits, auth, peer).await
-}
-
-/// True when the request's `_meta` carries the members only 2026-07-28 defines — what makes the
-/// router serve it as a modern request.
-pub(crate) fn has_modern_meta(request: &Request) -> bool {
-    request.params_as::<MetaProbe>().ok().and_then(|p| p.meta).is_some_and(|m| m.is_modern())
 }
 
 /// The slots a POST holds while its request is handled (step 9 of the DECISIONS.md order).
@@ -377,21 +362,20 @@ fn is_legacy_version(v: &str) -> bool {
 async fn sessionless_request(
     state: &Arc<HttpState>,
     headers: &HeaderMap,
-    request: Request,
+    request: Classified,
     accepts: Accepts,
     permits: Permits,
     auth: Option<Authenticated>,
     peer: Option<SocketAddr>,
 ) -> Response {
-    let id = ResponseId::Id(request.id.clone());
-    let meta = match request.params_as::<MetaProbe>() {
-        Ok(p) => p.meta,
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, id, e),
-    };
+    let id = ResponseId::Id(request.id().clone());
+    if let Some(e) = request.unreadable() {
+        return rpc_error(StatusCode::BAD_REQUEST, id, e.clone());
+    }
     let version_header = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).map(str::trim);
-    let stateless = meta.is_some() || version_header.is_some_and(|v| !is_legacy_version(v));
+    let stateless = request.has_meta() || version_header.is_some_and(|v| !is_legacy_version(v));
     if !stateless {
-        if request.method == "initialize" {
+        if request.is_initialize() {
             return initialize(state, request, auth, peer).await;
         }
         return rpc_error(
@@ -402,8 +386,9 @@ async fn sessionless_request(
             ),
         );
     }
-    // The stateless order: required `_meta` members, then headers against the body.
-    let meta = meta.unwrap_or_default();
+    // The stateless order: required `_meta` members, then headers against the body — both
+    // read from what the front door classified, never from the body again.
+    let meta = request.meta();
     let Some(version) = meta.protocol_version.as_deref() else {
         return rpc_error(
             StatusCode::BAD_REQUEST,
@@ -418,21 +403,22 @@ async fn sessionless_request(
             ErrorObject::invalid_params("`_meta` lacks `io.modelcontextprotocol/clientCapabilities`"),
         );
     }
-    let params: Option<JsonObject> = request.params.as_ref().and_then(|p| serde_json::from_str(p.get()).ok());
-    if let Err(e) = headers::check_standard(headers, &request.method, version, params.as_ref()) {
+    let named = request.named();
+    let name = named.as_ref().map(|n| n.name.as_deref().unwrap_or(""));
+    if let Err(e) = headers::check_standard(headers, request.method(), version, name) {
         return rpc_error(StatusCode::BAD_REQUEST, id, e);
     }
-    if request.method == "tools/call" {
-        let name = params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).unwrap_or("");
-        if let Some(tool) = state.server.tool(name) {
+    if request.method() == CallTool::METHOD {
+        if let Some(tool) = name.and_then(|name| state.server.tool(name)) {
             let annotations = headers::annotated_parameters(&tool.input_schema);
-            let arguments = params.as_ref().and_then(|p| p.get("arguments")).and_then(|a| a.as_object());
+            let arguments = named.as_ref().and_then(|n| n.arguments.as_deref());
             if let Err(e) = headers::check_parameters(headers, &annotations, arguments) {
                 return rpc_error(StatusCode::BAD_REQUEST, id, e);
             }
         }
     }
-    let long_lived = request.method == "subscriptions/listen";
+    drop(named);
+    let long_lived = request.is_listen();
     let permits = if long_lived {
         let caller = caller_key(auth.as_ref(), peer);
         match state.streams.try_open(caller.as_deref()) {
@@ -442,15 +428,18 @@ async fn sessionless_request(
     } else {
         permits.into_vec()
     };
+    // Each modern request is a connection of its own: its id can never be in flight there.
+    let in_flight = match door::admit(&Connection::new(Arc::new(NullSink)), &request) {
+        Ok(in_flight) => in_flight,
+        Err(reply) => return reply_response(reply),
+    };
     let exchange = Exchange {
         server: state.server.clone(),
-        connection: Connection::new(Arc::new(NullSink)),
         accepts,
         on_disconnect: OnDisconnect::Cancel,
         keep_alive: state.config.keep_alive,
         long_lived,
-        cancel: CancellationToken::new(),
-        in_flight: None,
+        in_flight,
         permits,
         resumable: None,
         principal: auth.map(|a| a.principal),
@@ -460,7 +449,7 @@ async fn sessionless_request(
 
 async fn initialize(
     state: &Arc<HttpState>,
-    request: Request,
+    request: Classified,
     auth: Option<Authenticated>,
     peer: Option<SocketAddr>,
 ) -> Response {
@@ -471,14 +460,13 @@ async fn initialize(
     };
     let session = Arc::new(HttpSession::new(owner, caller));
     let sink: Arc<dyn mcp_server::MessageSink> = session.outbox.clone();
-    let reply = state
-        .server
-        .handle_request_as(&session.connection, request, CancellationToken::new(), sink, principal)
-        .await;
+    let reply = match door::admit(&session.connection, &request) {
+        Ok(in_flight) => state.server.run(request, &in_flight, Some(sink), principal).await,
+        Err(refusal) => Some(refusal),
+    };
     let Some(reply) = reply else { return StatusCode::ACCEPTED.into_response() };
     let ok = reply.response.result.is_ok();
-    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
-    let mut response = json_response(status, &Message::Response(reply.response));
+    let mut response = reply_response(reply);
     if ok {
         let id = new_id();
         if let Ok(value) = HeaderValue::from_str(&id) {
@@ -492,30 +480,22 @@ async fn initialize(
 async fn legacy_request(
     state: &Arc<HttpState>,
     session: Arc<HttpSession>,
-    request: Request,
+    request: Classified,
     accepts: Accepts,
     permits: Vec<tokio::sync::OwnedSemaphorePermit>,
     principal: Option<Arc<mcp_server::Principal>>,
 ) -> Response {
-    let in_flight = match session.connection.begin(&request.id) {
+    let in_flight = match door::admit(&session.connection, &request) {
         Ok(f) => f,
-        Err(duplicate) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                ResponseId::Id(request.id.clone()),
-                ErrorObject::invalid_request(duplicate.to_string()),
-            );
-        }
+        Err(duplicate) => return reply_response(duplicate),
     };
     let exchange = Exchange {
         server: state.server.clone(),
-        connection: session.connection.clone(),
         accepts,
         on_disconnect: OnDisconnect::Continue,
         keep_alive: state.config.keep_alive,
         long_lived: false,
-        cancel: in_flight.token().clone(),
-        in_flight: Some(in_flight),
+        in_flight,
         permits,
         resumable: Some({
             let stream = new_id();

@@ -42,6 +42,11 @@ impl InFlight {
     pub fn token(&self) -> &CancellationToken {
         &self.token
     }
+
+    /// The connection the request is in flight on.
+    pub(crate) fn connection(&self) -> &Arc<Connection> {
+        &self.connection
+    }
 }
 
 impl Drop for InFlight {

@@ -30,14 +30,16 @@
 //! MRTR with integrity-protected `requestState`; legacy sessions with server→client
 //! requests; progress, logging, cancellation; change notifications; stdio serving.
 //!
-//! What it does not do: HTTP (a transport crate mounts [`Server`] over Streamable HTTP using
-//! [`Connection`] and [`Server::handle_request`]), or anything of the client role.
+//! What it does not do: HTTP (a transport crate mounts [`Server`] over Streamable HTTP through
+//! the front door, [`door`], and a [`Connection`] per session or exchange; a [`Refusal`] is
+//! the transport's to turn into a status), or anything of the client role.
 
 #![warn(missing_docs)]
 
 mod call;
 mod completion;
 mod connection;
+pub mod door;
 mod extract;
 mod handler;
 mod peer;
@@ -59,6 +61,7 @@ pub mod uri_template;
 pub use call::Call;
 pub use completion::{CompletionRequest, Completions};
 pub use connection::{Connection, DuplicateId, InFlight};
+pub use door::{Classified, Refusal, Reply};
 pub use extract::{
     Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection,
     ResponseStream, State, Version,
@@ -69,7 +72,6 @@ pub use principal::Principal;
 pub use prompts::{IntoPromptResult, PromptError, Prompts};
 pub use request_state::{StateError, StateKey};
 pub use resources::{Blob, IntoContents, ResourceError, Resources, Uri, UriVars};
-pub use router::Reply;
 pub use schema::{object_schema, schema_for};
 pub use server::{BuildError, CachePolicy, Change, Server, ServerBuilder, ServerConfig};
 pub use session::{LegacySession, PeerAnswer, SessionClosed, SessionHandle};

@@ -14,11 +14,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_stdio::{FrameError, FramedReader, ReadError};
-use mcp_types::{DecodeOptions, ErrorObject, Incoming, Message, Request, Response, ResponseId, code};
+use mcp_types::{DecodeError, ErrorObject, Message, Response};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::connection::{Connection, InFlight};
+use crate::door::{self, Classified, Inbound, Reply};
 use crate::server::Server;
 use crate::sink::ChannelSink;
 
@@ -84,43 +85,40 @@ impl Server {
                             ErrorObject::parse_error("the message is not UTF-8")
                         }
                     };
-                    let response = Response::error(missing_id(&connection), error);
-                    send(&tx, &Message::Response(response)).await;
+                    send(&tx, &door::unframed(error, connection.session().as_ref())).await;
                     continue;
                 }
             };
             let session = connection.session();
-            let options = DecodeOptions {
-                allow_batch: session.as_ref().is_some_and(|s| s.version.allows_batches()),
-                accept_responses: true,
-            };
-            let incoming = match mcp_types::decode(frame.as_bytes(), options) {
-                Ok(incoming) => incoming,
-                Err(e) => {
-                    send(&tx, &Message::Response(e.to_response(null_id(session.as_ref())))).await;
+            let batches = session.as_ref().is_some_and(|s| s.version.allows_batches());
+            let inbound = match door::receive(frame.as_bytes(), batches) {
+                Ok(inbound) => inbound,
+                Err(unreadable) => {
+                    send(&tx, &unreadable.reply(session.as_ref())).await;
                     continue;
                 }
             };
             // Notifications and responses are handled in the read loop, in the order the client
             // sent them (a cancellation is never overtaken by a later request).
-            let incoming = match incoming {
-                Incoming::Single(Message::Notification(n)) => {
+            let work = match inbound {
+                Inbound::Notification(n) => {
                     self.handle_notification(&connection, n);
                     continue;
                 }
-                Incoming::Single(Message::Response(r)) => {
+                Inbound::Response(r) => {
                     self.handle_response(&connection, r);
                     continue;
                 }
                 // `initialize` opens the session the next lines are read under: answer it
                 // before reading on, so a pipelined legacy request cannot overtake it.
-                Incoming::Single(Message::Request(r)) if r.method == "initialize" => {
-                    if let Some(response) = self.handle_one(&connection, r).await {
-                        send(&tx, &Message::Response(response)).await;
+                Inbound::Request(r) if r.is_initialize() => {
+                    if let Some(reply) = self.serve_one(&connection, r).await {
+                        send(&tx, &reply).await;
                     }
                     continue;
                 }
-                other => other,
+                Inbound::Request(request) => Ok(request),
+                Inbound::Batch(items) => Err(items),
             };
             let size = frame.as_bytes().len();
             // Back-pressure: wait for room before reading on.
@@ -129,46 +127,36 @@ impl Server {
                 .unwrap_or(u32::MAX)
                 .min((MAX_BYTES_IN_FLIGHT / 1024) as u32);
             let Ok(byte_permit) = bytes.clone().acquire_many_owned(kib).await else { break };
-            match incoming {
-                Incoming::Single(Message::Request(request)) => {
+            match work {
+                Ok(request) => {
                     // Registered here, in the order the client sent them: of two requests with
                     // one id the first runs and the second is refused, and a cancellation read
                     // after a request always finds it (never decided by which task runs first).
-                    let in_flight = match admit(&connection, &request) {
+                    let in_flight = match door::admit(&connection, &request) {
                         Ok(in_flight) => in_flight,
                         Err(refusal) => {
-                            send(&tx, &Message::Response(refusal)).await;
+                            send(&tx, &refusal).await;
                             continue;
                         }
                     };
                     let server = self.clone();
-                    let connection = connection.clone();
                     let tx = tx.clone();
                     tasks.spawn(async move {
-                        if let Some(response) = server.run_admitted(&connection, request, &in_flight).await {
-                            send(&tx, &Message::Response(response)).await;
+                        if let Some(reply) = server.run(request, &in_flight, None, None).await {
+                            send(&tx, &reply).await;
                         }
                         // In flight until its answer is queued for writing.
                         drop((in_flight, permit, byte_permit));
                     });
                 }
-                Incoming::Single(message) => {
+                Err(items) => {
                     let server = self.clone();
                     let connection = connection.clone();
                     let tx = tx.clone();
+                    // Admitted in batch order here, like lines (see above); run concurrently.
+                    let batch = self.admit_batch(&connection, items);
                     tasks.spawn(async move {
-                        if let Some(response) = server.handle_message(&connection, message).await {
-                            send(&tx, &Message::Response(response)).await;
-                        }
-                        drop((permit, byte_permit));
-                    });
-                }
-                Incoming::Batch(items) => {
-                    let server = self.clone();
-                    let connection = connection.clone();
-                    let tx = tx.clone();
-                    tasks.spawn(async move {
-                        let responses = server.handle_batch(&connection, items).await;
+                        let responses = server.run_batch(batch).await;
                         if !responses.is_empty() {
                             let json = serde_json::to_vec(&responses).unwrap_or_default();
                             let _ = tx.send(json).await;
@@ -196,79 +184,59 @@ impl Server {
         writer_task.await.unwrap_or(Ok(()))
     }
 
-    /// Handles one decoded message; returns the response to send, if any.
-    async fn handle_message(&self, connection: &Arc<Connection>, message: Message) -> Option<Response> {
-        match message {
-            Message::Request(request) => self.handle_one(connection, request).await,
-            Message::Notification(notification) => {
-                self.handle_notification(connection, notification);
-                None
-            }
-            Message::Response(response) => {
-                self.handle_response(connection, response);
-                None
-            }
+    /// Admits and runs one request through the front door.
+    async fn serve_one(&self, connection: &Arc<Connection>, request: Classified) -> Option<Reply> {
+        match door::admit(connection, &request) {
+            Ok(in_flight) => self.run(request, &in_flight, None, None).await,
+            Err(refusal) => Some(refusal),
         }
     }
 
-    async fn handle_one(&self, connection: &Arc<Connection>, request: Request) -> Option<Response> {
-        let in_flight = match admit(connection, &request) {
-            Ok(in_flight) => in_flight,
-            Err(refusal) => return Some(refusal),
-        };
-        self.run_admitted(connection, request, &in_flight).await
-    }
-
-    /// Runs a request already registered as in flight; `None` when it was cancelled.
-    async fn run_admitted(
+    /// Takes a batch's elements in order: notifications and responses handled, requests
+    /// admitted (a duplicate id refused), unreadable elements answered.
+    fn admit_batch(
         &self,
         connection: &Arc<Connection>,
-        request: Request,
-        in_flight: &InFlight,
-    ) -> Option<Response> {
-        let token = in_flight.token().clone();
-        if token.is_cancelled() {
-            // Cancelled before it started (a cancellation read right behind it): never run it.
-            return None;
+        items: Vec<Result<Message, DecodeError>>,
+    ) -> Vec<Element> {
+        let session = connection.session();
+        let mut batch = Vec::with_capacity(items.len());
+        for item in items {
+            let message = match item {
+                Ok(message) => message,
+                Err(e) => {
+                    batch.push(Element::Answered(door::Unreadable::from(e).reply(session.as_ref())));
+                    continue;
+                }
+            };
+            match door::inbound(message) {
+                Inbound::Request(request) => match door::admit(connection, &request) {
+                    Ok(in_flight) => batch.push(Element::Admitted(request, in_flight)),
+                    Err(refusal) => batch.push(Element::Answered(refusal)),
+                },
+                Inbound::Notification(n) => self.handle_notification(connection, n),
+                Inbound::Response(r) => self.handle_response(connection, r),
+                // Decoding never nests batches.
+                Inbound::Batch(_) => {}
+            }
         }
-        tokio::select! {
-            reply = self.handle_request(connection, request, token.clone()) => reply.map(|r| r.response),
-            // Cancelled: drop the handler's future; nothing more is sent for this request.
-            _ = token.cancelled() => None,
-        }
+        batch
     }
 
-    async fn handle_batch(
-        &self,
-        connection: &Arc<Connection>,
-        items: Vec<Result<Message, mcp_types::DecodeError>>,
-    ) -> Vec<Response> {
+    /// Runs a batch's admitted requests concurrently; the answers in the batch's order.
+    async fn run_batch(&self, batch: Vec<Element>) -> Vec<Response> {
         let mut set = tokio::task::JoinSet::new();
         let mut responses = Vec::new();
-        for (index, item) in items.into_iter().enumerate() {
-            match item {
-                Ok(Message::Request(request)) => {
-                    // Registered in batch order, like lines (see the read loop).
-                    let in_flight = match admit(connection, &request) {
-                        Ok(in_flight) => in_flight,
-                        Err(refusal) => {
-                            responses.push((index, refusal));
-                            continue;
-                        }
-                    };
+        for (index, element) in batch.into_iter().enumerate() {
+            match element {
+                Element::Answered(reply) => responses.push((index, reply.response)),
+                Element::Admitted(request, in_flight) => {
                     let server = self.clone();
-                    let connection = connection.clone();
                     set.spawn(async move {
-                        let response = server.run_admitted(&connection, request, &in_flight).await;
-                        (index, response)
+                        let reply = server.run(request, &in_flight, None, None).await;
+                        (index, reply.map(|r| r.response))
                     });
                 }
-                Ok(message) => {
-                    let server = self.clone();
-                    let connection = connection.clone();
-                    set.spawn(async move { (index, server.handle_message(&connection, message).await) });
-                }
-                Err(e) => responses.push((index, e.to_response(true))), // batches: 2025-03-26 only
             }
         }
         while let Some(done) = set.join_next().await {
@@ -281,27 +249,16 @@ impl Server {
     }
 }
 
-/// Registers `request` as in flight on `connection`, or the `-32600` answer refusing it because
-/// its id is already in flight (the first request is left alone).
-fn admit(connection: &Arc<Connection>, request: &Request) -> Result<InFlight, Response> {
-    connection.begin(&request.id).map_err(|duplicate| {
-        Response::error(request.id.clone(), ErrorObject::new(code::INVALID_REQUEST, duplicate.to_string()))
-    })
+/// One element of a batch after admission.
+#[allow(clippy::large_enum_variant)] // as `Inbound`: requests are the common case
+enum Element {
+    Answered(Reply),
+    Admitted(Classified, InFlight),
 }
 
-/// Whether an error answering unreadable input says `"id": null` (sessions of revisions
-/// before 2025-11-25, whose schemas require an id) or omits the id (2025-11-25 and modern).
-fn null_id(session: Option<&crate::session::SessionHandle>) -> bool {
-    session.is_some_and(|s| !s.version.omits_unknown_error_id())
-}
-
-fn missing_id(connection: &Connection) -> ResponseId {
-    if null_id(connection.session().as_ref()) { ResponseId::Null } else { ResponseId::Absent }
-}
-
-async fn send(tx: &mpsc::Sender<Vec<u8>>, message: &Message) {
+async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: &Reply) {
     // A closed channel means the writer is gone (stdout closed): nothing left to do.
-    let _ = tx.send(message.to_vec()).await;
+    let _ = tx.send(reply.to_vec()).await;
 }
 
 /// Writes queued messages, one line each, batching whatever is ready (up to 1 MiB) into one

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mcp_types::{
     DiscoverResult, EmptyResult, ErrorObject, InitializeRequestParams, InitializeResult, ProtocolVersion,
-    Request, SetLevelRequestParams, SubscribeRequestParams,
+    SetLevelRequestParams,
 };
 
 use super::finish::Cacheable;
@@ -16,8 +16,7 @@ use crate::session::LegacySession;
 
 impl Server {
     /// `initialize`: negotiates a legacy revision and opens the connection's session.
-    pub(super) fn initialize(&self, connection: &Arc<Connection>, request: &Request) -> Routed {
-        let params: InitializeRequestParams = request.params_as().map_err(Failure::after_dispatch)?;
+    pub(super) fn initialize(&self, connection: &Arc<Connection>, params: InitializeRequestParams) -> Routed {
         let version = self.negotiate(&params.protocol_version).ok_or_else(|| {
             Failure::after_dispatch(ErrorObject::invalid_params(format!(
                 "this server speaks no legacy protocol revision; supported: {}",
@@ -42,22 +41,20 @@ impl Server {
     }
 
     /// `logging/setLevel` (legacy).
-    pub(super) fn set_level(&self, ctx: &Ctx<'_>, request: &Request) -> Routed {
-        let params: SetLevelRequestParams = request.params_as().map_err(Failure::bad_request)?;
+    pub(super) fn set_level(&self, ctx: &Ctx<'_>, params: SetLevelRequestParams) -> Routed {
         if let Mode::Legacy(session) = &ctx.mode {
             session.set_log_level(params.level);
         }
         serialize(&EmptyResult::default()).map(Some)
     }
 
-    /// `resources/subscribe` and `resources/unsubscribe` (legacy).
-    pub(super) fn subscribe(&self, ctx: &Ctx<'_>, request: &Request) -> Routed {
-        let params: SubscribeRequestParams = request.params_as().map_err(Failure::bad_request)?;
+    /// `resources/subscribe` (`subscribe`) and `resources/unsubscribe` (legacy).
+    pub(super) fn subscribe(&self, ctx: &Ctx<'_>, uri: &str, subscribe: bool) -> Routed {
         if let Mode::Legacy(session) = &ctx.mode {
-            if request.method == "resources/subscribe" {
-                session.subscribe(&params.uri);
+            if subscribe {
+                session.subscribe(uri);
             } else {
-                session.unsubscribe(&params.uri);
+                session.unsubscribe(uri);
             }
         }
         serialize(&EmptyResult::default()).map(Some)

@@ -1,12 +1,16 @@
 //! Dispatch: one router serves modern (stateless, 2026-07-28) and legacy (session) requests
 //! from the same handlers.
 //!
-//! A request carrying modern per-request `_meta` is served statelessly and validated in the
-//! order docs/DECISIONS.md fixes (required `_meta` members → `-32602`; version → `-32022`; method →
-//! `-32601`; client capability → `-32021`). `initialize` opens a legacy session on the
-//! connection; requests without modern `_meta` are then served under the negotiated legacy
-//! revision. Results are shaped for the era: `resultType` and caching hints for modern
-//! clients, none for legacy ones.
+//! The router takes a request the front door (`crate::door`) classified once: its era, its
+//! `_meta` and its typed params are already read, and nothing here parses the body again. A
+//! request carrying modern per-request `_meta` is served statelessly and validated in the
+//! order docs/DECISIONS.md fixes (required `_meta` members → `-32602`; version → `-32022`;
+//! method → `-32601`; params → `-32602`; client capability → `-32021`). `initialize` opens a
+//! legacy session on the connection; requests without modern `_meta` are then served under
+//! the negotiated legacy revision. Results are shaped for the era: `resultType` and caching
+//! hints for modern clients, none for legacy ones. What the router reports is a result, an
+//! error after dispatch, or a [`Refusal`]; what a refusal means to a transport (an HTTP
+//! status) is the transport's business.
 
 mod features;
 mod finish;
@@ -16,15 +20,20 @@ mod mrtr;
 
 use std::sync::Arc;
 
+use mcp_types::methods::{
+    CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
+    Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
+};
 use mcp_types::{
     ClientCapabilities, ErrorObject, Notification, ProtocolVersion, RawJson, Request, RequestId, RequestMeta,
-    Response, ResponseId, code,
+    RequestMethod, Response, ResponseId, code,
 };
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::Mode;
 use crate::connection::Connection;
+use crate::door::{Classified, Params, Refusal, Reply};
 use crate::principal::{Principal, SharedPrincipal};
 use crate::server::Server;
 use crate::session::SessionHandle;
@@ -33,33 +42,37 @@ use finish::{Finish, Finishing};
 
 pub(crate) use listen::forward_to_session;
 
-/// A reply to a request, with the HTTP status a Streamable HTTP transport answers with.
-#[derive(Debug)]
-pub struct Reply {
-    /// The JSON-RPC response.
-    pub response: Response,
-    /// `200`, or `400`/`404` for a modern request refused before dispatch (and `-32021`).
-    pub status: u16,
-}
-
-/// A failed request: the error and its HTTP status.
+/// A failed request: the error, and the refusal it is when the request did not get as far as
+/// its handler (or a handler refused it for a missing capability).
 #[derive(Debug)]
 pub(crate) struct Failure {
     pub(crate) error: ErrorObject,
-    pub(crate) status: u16,
+    pub(crate) refusal: Option<Refusal>,
 }
 
 impl Failure {
+    /// A request refused before it ran; the kind follows from the error's code.
     pub(crate) fn bad_request(error: ErrorObject) -> Self {
-        Failure { error, status: 400 }
+        let refusal = match error.code {
+            code::MISSING_REQUIRED_CLIENT_CAPABILITY => Refusal::MissingCapability,
+            code::UNSUPPORTED_PROTOCOL_VERSION => Refusal::UnsupportedVersion,
+            code::METHOD_NOT_FOUND => Refusal::UnknownMethod,
+            _ => Refusal::MalformedParams,
+        };
+        Failure { error, refusal: Some(refusal) }
     }
 
+    /// An error the request earned after dispatch: an answer, not a refusal.
     pub(crate) fn after_dispatch(error: ErrorObject) -> Self {
-        Failure { error, status: 200 }
+        Failure { error, refusal: None }
+    }
+
+    fn refused(error: ErrorObject, refusal: Refusal) -> Self {
+        Failure { error, refusal: Some(refusal) }
     }
 
     fn not_found(method: &str) -> Self {
-        Failure { error: ErrorObject::method_not_found(method), status: 404 }
+        Self::refused(ErrorObject::method_not_found(method), Refusal::UnknownMethod)
     }
 }
 
@@ -106,30 +119,24 @@ struct Carried {
     principal: SharedPrincipal,
 }
 
-/// Only `_meta` of the params, read before anything else to decide the era.
-#[derive(Deserialize)]
-struct MetaProbe {
-    #[serde(rename = "_meta")]
-    meta: Option<RequestMeta>,
-}
-
 /// Methods a modern (2026-07-28) request may name.
 const MODERN_METHODS: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "subscriptions/listen",
+    Discover::METHOD,
+    ListTools::METHOD,
+    CallTool::METHOD,
+    ListResources::METHOD,
+    ListResourceTemplates::METHOD,
+    ReadResource::METHOD,
+    ListPrompts::METHOD,
+    GetPrompt::METHOD,
+    Complete::METHOD,
+    SubscriptionsListen::METHOD,
 ];
 
 impl Server {
     /// Handles one request on `connection`. Returns `None` when there is nothing to send
-    /// (the request was cancelled, or its subscription stream ended with the connection).
+    /// (its subscription stream ended with the connection). Unlike [`Server::run`], the
+    /// request is not registered as in flight, and `cancel` is only handed to the handlers.
     pub async fn handle_request(
         &self,
         connection: &Arc<Connection>,
@@ -141,8 +148,7 @@ impl Server {
     }
 
     /// Like [`Server::handle_request`], with this request's own messages (progress, logging,
-    /// legacy server→client requests) sent to `sink` — the response stream of an HTTP
-    /// exchange — instead of the connection's sink.
+    /// legacy server→client requests) sent to `sink` instead of the connection's sink.
     pub async fn handle_request_on(
         &self,
         connection: &Arc<Connection>,
@@ -165,32 +171,45 @@ impl Server {
         sink: Arc<dyn MessageSink>,
         principal: Option<Arc<Principal>>,
     ) -> Option<Reply> {
+        self.reply(connection, Classified::classify(request), cancel, sink, principal).await
+    }
+
+    /// Routes a classified request and turns the outcome into the reply to send.
+    pub(crate) async fn reply(
+        &self,
+        connection: &Arc<Connection>,
+        request: Classified,
+        cancel: CancellationToken,
+        sink: Arc<dyn MessageSink>,
+        principal: Option<Arc<Principal>>,
+    ) -> Option<Reply> {
         let id = request.id.clone();
         match self.route(connection, request, Carried { cancel, sink, principal }).await {
-            Ok(Some(result)) => {
-                Some(Reply { response: Response { id: ResponseId::Id(id), result: Ok(result) }, status: 200 })
-            }
+            Ok(Some(result)) => Some(Reply {
+                response: Response { id: ResponseId::Id(id), result: Ok(result) },
+                refusal: None,
+            }),
             Ok(None) => None,
             Err(failure) => {
-                Some(Reply { response: Response::error(id, failure.error), status: failure.status })
+                Some(Reply { response: Response::error(id, failure.error), refusal: failure.refusal })
             }
         }
     }
 
     /// Handles a notification from the client.
     pub fn handle_notification(&self, connection: &Arc<Connection>, notification: Notification) {
+        use mcp_types::NotificationMethod;
+        use mcp_types::methods::{Cancelled, Initialized, Progress, RootsListChanged};
         match notification.method.as_str() {
-            "notifications/cancelled" => {
-                match notification.params_as::<mcp_types::CancelledNotificationParams>() {
-                    Ok(params) => {
-                        if let Some(id) = params.request_id {
-                            connection.cancel(&id);
-                        }
+            Cancelled::METHOD => match notification.params_as::<mcp_types::CancelledNotificationParams>() {
+                Ok(params) => {
+                    if let Some(id) = params.request_id {
+                        connection.cancel(&id);
                     }
-                    Err(e) => tracing::debug!(error = %e.message, "ignoring a malformed cancellation"),
                 }
-            }
-            "notifications/initialized" | "notifications/roots/list_changed" | "notifications/progress" => {}
+                Err(e) => tracing::debug!(error = %e.message, "ignoring a malformed cancellation"),
+            },
+            Initialized::METHOD | RootsListChanged::METHOD | Progress::METHOD => {}
             other => tracing::debug!(method = other, "ignoring notification"),
         }
     }
@@ -206,63 +225,78 @@ impl Server {
         }
     }
 
-    async fn route(&self, connection: &Arc<Connection>, request: Request, carried: Carried) -> Routed {
-        let probe: MetaProbe = request.params_as().map_err(Failure::bad_request)?;
-        let meta = probe.meta.unwrap_or_default();
-        if meta.is_modern() {
-            return self.route_modern(connection, request, meta, carried).await;
+    async fn route(&self, connection: &Arc<Connection>, request: Classified, carried: Carried) -> Routed {
+        if let Params::Unreadable(error, _) = request.params {
+            return Err(Failure::bad_request(error));
         }
-        if request.method == "initialize" {
-            return self.initialize(connection, &request);
+        if request.is_modern() {
+            return self.route_modern(connection, request, carried).await;
+        }
+        if request.is_initialize() {
+            // An `initialize` whose params do not decode is answered, not refused (legacy).
+            return match request.params {
+                Params::Initialize(params) => self.initialize(connection, params),
+                Params::Invalid(error, _) => Err(Failure::after_dispatch(error)),
+                _ => Err(Failure::after_dispatch(ErrorObject::method_not_found(&request.method))),
+            };
         }
         if let Some(session) = connection.session() {
-            return self.route_legacy(connection, session, request, meta, carried).await;
+            return self.route_legacy(connection, session, request, carried).await;
         }
-        if request.method == "ping" {
+        if request.method == Ping::METHOD {
             return serialize(&mcp_types::EmptyResult::default()).map(Some);
         }
-        Err(Failure::bad_request(ErrorObject::invalid_params(format!(
-            "{} needs `_meta` with `{}` and `{}` (2026-07-28), or an `initialize` handshake first (legacy revisions)",
-            request.method,
-            mcp_types::meta::key::PROTOCOL_VERSION,
-            mcp_types::meta::key::CLIENT_CAPABILITIES,
-        ))))
+        Err(Failure::refused(
+            ErrorObject::invalid_params(format!(
+                "{} needs `_meta` with `{}` and `{}` (2026-07-28), or an `initialize` handshake first (legacy revisions)",
+                request.method,
+                mcp_types::meta::key::PROTOCOL_VERSION,
+                mcp_types::meta::key::CLIENT_CAPABILITIES,
+            )),
+            Refusal::NeedsHandshake,
+        ))
     }
 
     async fn route_modern(
         &self,
         connection: &Arc<Connection>,
-        request: Request,
-        meta: RequestMeta,
+        request: Classified,
         carried: Carried,
     ) -> Routed {
         let Carried { cancel, sink, principal } = carried;
-        let Some(requested) = meta.protocol_version.clone() else {
-            return Err(Failure::bad_request(ErrorObject::invalid_params(format!(
-                "`_meta` lacks `{}`",
-                mcp_types::meta::key::PROTOCOL_VERSION
-            ))));
+        let Classified { id, method, meta, params, .. } = request;
+        let Some(requested) = meta.protocol_version.as_deref() else {
+            return Err(Failure::refused(
+                ErrorObject::invalid_params(format!(
+                    "`_meta` lacks `{}`",
+                    mcp_types::meta::key::PROTOCOL_VERSION
+                )),
+                Refusal::MissingMeta,
+            ));
         };
         let Some(capabilities) = meta.client_capabilities.clone() else {
-            return Err(Failure::bad_request(ErrorObject::invalid_params(format!(
-                "`_meta` lacks `{}`",
-                mcp_types::meta::key::CLIENT_CAPABILITIES
-            ))));
+            return Err(Failure::refused(
+                ErrorObject::invalid_params(format!(
+                    "`_meta` lacks `{}`",
+                    mcp_types::meta::key::CLIENT_CAPABILITIES
+                )),
+                Refusal::MissingMeta,
+            ));
         };
-        let version = ProtocolVersion::parse(&requested).filter(|v| v.is_modern() && self.serves(*v));
+        let version = ProtocolVersion::parse(requested).filter(|v| v.is_modern() && self.serves(*v));
         let Some(version) = version else {
-            return Err(Failure::bad_request(ErrorObject::unsupported_version(
-                self.modern_versions(),
-                requested,
-            )));
+            return Err(Failure::refused(
+                ErrorObject::unsupported_version(self.modern_versions(), requested),
+                Refusal::UnsupportedVersion,
+            ));
         };
-        if !MODERN_METHODS.contains(&request.method.as_str()) || !self.method_served(&request.method) {
-            return Err(Failure::not_found(&request.method));
+        if !MODERN_METHODS.contains(&method.as_str()) || !self.method_served(&method) {
+            return Err(Failure::not_found(&method));
         }
         let ctx = Ctx {
             server: self,
             connection,
-            id: request.id.clone(),
+            id,
             mode: Mode::Modern,
             version,
             meta,
@@ -271,22 +305,32 @@ impl Server {
             sink,
             principal,
         };
-        self.dispatch(&ctx, &request).await
+        self.dispatch(&ctx, &method, params).await
     }
 
     async fn route_legacy(
         &self,
         connection: &Arc<Connection>,
         session: SessionHandle,
-        request: Request,
-        meta: RequestMeta,
+        request: Classified,
         carried: Carried,
     ) -> Routed {
         let Carried { cancel, sink, principal } = carried;
+        let Classified { id, method, meta, params, .. } = request;
+        let served = match method.as_str() {
+            Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
+            SetLevel::METHOD => true,
+            Subscribe::METHOD | Unsubscribe::METHOD => self.inner.serves_resources(),
+            Discover::METHOD | SubscriptionsListen::METHOD => false,
+            other => MODERN_METHODS.contains(&other) && self.method_served(other),
+        };
+        if !served {
+            return Err(Failure::after_dispatch(ErrorObject::method_not_found(&method)));
+        }
         let ctx = Ctx {
             server: self,
             connection,
-            id: request.id.clone(),
+            id,
             version: session.version,
             capabilities: session.client_capabilities.clone(),
             mode: Mode::Legacy(session),
@@ -295,40 +339,34 @@ impl Server {
             sink,
             principal,
         };
-        match request.method.as_str() {
-            "ping" => ctx.finish(mcp_types::EmptyResult::default()),
-            "logging/setLevel" => self.set_level(&ctx, &request),
-            "resources/subscribe" | "resources/unsubscribe" if self.inner.serves_resources() => {
-                self.subscribe(&ctx, &request)
-            }
-            method
-                if MODERN_METHODS.contains(&method)
-                    && method != "server/discover"
-                    && method != "subscriptions/listen" =>
-            {
-                if !self.method_served(method) {
-                    return Err(Failure::after_dispatch(ErrorObject::method_not_found(method)));
-                }
-                self.dispatch(&ctx, &request).await
-            }
-            method => Err(Failure::after_dispatch(ErrorObject::method_not_found(method))),
+        match params {
+            Params::SetLevel(params) => self.set_level(&ctx, params),
+            Params::Subscribe(params) => self.subscribe(&ctx, &params.uri, true),
+            Params::Unsubscribe(params) => self.subscribe(&ctx, &params.uri, false),
+            params => self.dispatch(&ctx, &method, params).await,
         }
     }
 
-    async fn dispatch(&self, ctx: &Ctx<'_>, request: &Request) -> Routed {
-        let parse = |e: ErrorObject| Failure::bad_request(e);
-        match request.method.as_str() {
-            "server/discover" => self.discover(ctx),
-            "tools/list" => self.list_tools(ctx, request.params_as().map_err(parse)?),
-            "tools/call" => self.call_tool(ctx, request.params_as().map_err(parse)?).await,
-            "resources/list" => self.list_resources(ctx, request.params_as().map_err(parse)?),
-            "resources/templates/list" => self.list_templates(ctx, request.params_as().map_err(parse)?),
-            "resources/read" => self.read_resource(ctx, request.params_as().map_err(parse)?).await,
-            "prompts/list" => self.list_prompts(ctx, request.params_as().map_err(parse)?),
-            "prompts/get" => self.get_prompt(ctx, request.params_as().map_err(parse)?).await,
-            "completion/complete" => self.complete(ctx, request.params_as().map_err(parse)?).await,
-            "subscriptions/listen" => self.listen(ctx, request.params_as().map_err(parse)?).await,
-            other => Err(Failure::not_found(other)),
+    /// Calls the method's handler with the params the front door decoded.
+    async fn dispatch(&self, ctx: &Ctx<'_>, method: &str, params: Params) -> Routed {
+        match params {
+            Params::Discover => self.discover(ctx),
+            Params::ListTools(params) => self.list_tools(ctx, params),
+            Params::CallTool(params) => self.call_tool(ctx, params).await,
+            Params::ListResources(params) => self.list_resources(ctx, params),
+            Params::ListTemplates(params) => self.list_templates(ctx, params),
+            Params::ReadResource(params) => self.read_resource(ctx, params).await,
+            Params::ListPrompts(params) => self.list_prompts(ctx, params),
+            Params::GetPrompt(params) => self.get_prompt(ctx, params).await,
+            Params::Complete(params) => self.complete(ctx, params).await,
+            Params::Listen(params) => self.listen(ctx, params).await,
+            Params::Invalid(error, _) | Params::Unreadable(error, _) => Err(Failure::bad_request(error)),
+            Params::Ping
+            | Params::Initialize(_)
+            | Params::SetLevel(_)
+            | Params::Subscribe(_)
+            | Params::Unsubscribe(_)
+            | Params::Other => Err(Failure::not_found(method)),
         }
     }
 
