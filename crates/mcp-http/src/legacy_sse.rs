@@ -156,8 +156,10 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
     let Some(session) = state.get(id).filter(|s| s.owner.as_deref() == owner) else {
         return (StatusCode::NOT_FOUND, "Session not found").into_response();
     };
-    let bytes = match crate::service::read_body(http, body).await {
-        Ok(b) => b,
+    // The POST takes its slots and its bytes are charged as any other POST's: the request it
+    // carries runs in the background after the 202, holding them until it is answered.
+    let (bytes, permits) = match crate::intake::read_post(http, &headers, body, auth.as_ref()).await {
+        Ok(read) => read,
         Err(r) => return r,
     };
     let message = match door::receive(&bytes, false) {
@@ -172,10 +174,6 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
                 Ok(a) => a,
                 Err(r) => return refusal(r),
             };
-            let permits = match crate::service::request_permits(http, bytes.len(), auth.as_ref()) {
-                Ok(p) => p,
-                Err(r) => return r,
-            };
             return crate::service::modern_request(http, &headers, request, accepts, permits, auth, peer)
                 .await;
         }
@@ -187,11 +185,7 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
             if let Err(r) = crate::service::check_tool_scopes(http, auth.as_ref(), &request) {
                 return r;
             }
-            let permit = match crate::service::principal_permit(http, auth.as_ref()) {
-                Ok(permit) => permit,
-                Err(r) => return r,
-            };
-            handle_request(http, session, request, auth.map(|a| a.principal), permit);
+            handle_request(http, session, request, auth.map(|a| a.principal), permits.into_vec());
         }
     }
     StatusCode::ACCEPTED.into_response()
@@ -203,7 +197,7 @@ fn handle_request(
     session: LegacySseSession,
     request: Classified,
     principal: Option<Arc<Principal>>,
-    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
 ) {
     let in_flight = match door::admit(&session.connection, &request) {
         Ok(f) => f,
@@ -216,7 +210,7 @@ fn handle_request(
     };
     let server = http.server.clone();
     tokio::spawn(async move {
-        let _permit = permit;
+        let _permits = permits;
         let sink = session.sink.clone();
         let reply = server.run(request, &in_flight, Some(sink), principal).await;
         drop(in_flight);

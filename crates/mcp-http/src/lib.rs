@@ -44,6 +44,7 @@ mod events;
 mod exchange;
 mod guard;
 mod headers;
+mod intake;
 mod legacy_sse;
 mod send_timeout;
 mod serve;

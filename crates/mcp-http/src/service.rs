@@ -11,7 +11,6 @@ use axum::extract::{ConnectInfo, Request as HttpRequest, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use mcp_server::door::{self, Inbound};
 use mcp_server::{Classified, Connection, NullSink, Server};
 use mcp_types::{ErrorObject, Message, ProtocolVersion, Response as RpcResponse, ResponseId, code};
@@ -24,6 +23,7 @@ use crate::events::{EventStore, MemoryEventStore, parse_id};
 use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, reply_response, sse_response};
 use crate::guard::{self, Accepts, Refusal};
 use crate::headers;
+use crate::intake::{Permits, read_post};
 use crate::session::{HttpSession, Sessions, new_id};
 use crate::sse;
 use mcp_types::RequestMethod;
@@ -37,8 +37,8 @@ pub(crate) struct HttpState {
     /// Authorization, when configured.
     pub(crate) auth: Option<Authenticator>,
     pub(crate) per_principal: PrincipalLimits,
-    in_flight: Arc<Semaphore>,
-    bytes: Arc<Semaphore>,
+    pub(crate) in_flight: Arc<Semaphore>,
+    pub(crate) bytes: Arc<Semaphore>,
     /// Long-lived streams: slots of their own, never request slots.
     pub(crate) streams: StreamBudget,
 }
@@ -190,18 +190,6 @@ fn session_of(
     }
 }
 
-pub(crate) async fn read_body(state: &HttpState, body: Body) -> Result<Bytes, Response> {
-    let limited = Limited::new(body, state.config.max_body);
-    match tokio::time::timeout(state.config.body_read_timeout, limited.collect()).await {
-        Err(_) => Err((StatusCode::REQUEST_TIMEOUT, "request body not received in time").into_response()),
-        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err((StatusCode::PAYLOAD_TOO_LARGE, "request body too large").into_response())
-        }
-        Ok(Err(_)) => Err((StatusCode::BAD_REQUEST, "request body could not be read").into_response()),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-    }
-}
-
 async fn post(
     state: Arc<HttpState>,
     headers: HeaderMap,
@@ -216,12 +204,8 @@ async fn post(
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let bytes = match read_body(&state, body).await {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let permits = match request_permits(&state, bytes.len(), auth.as_ref()) {
-        Ok(p) => p,
+    let (bytes, permits) = match read_post(&state, &headers, body, auth.as_ref()).await {
+        Ok(read) => read,
         Err(r) => return r,
     };
     let message = match door::receive(&bytes, false) {
@@ -297,20 +281,6 @@ async fn post(
     }
 }
 
-/// The transport's limits for one request: requests in flight, bytes in flight, and requests
-/// of this principal (`503` with `Retry-After`).
-pub(crate) fn request_permits(
-    state: &HttpState,
-    body_len: usize,
-    auth: Option<&Authenticated>,
-) -> Result<Permits, Response> {
-    let request = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
-    let kib = u32::try_from(body_len.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
-    let bytes = state.bytes.clone().try_acquire_many_owned(kib).map_err(|_| busy())?;
-    let principal = principal_permit(state, auth)?;
-    Ok(Permits { request, bytes, principal })
-}
-
 /// Serves a request whose `_meta` is 2026-07-28's, wherever it arrived (the endpoint with or
 /// without a session header, or the HTTP+SSE transport's POST): the tool's scopes, then the
 /// stateless order — its headers checked against its body — and an answer on this exchange.
@@ -327,32 +297,6 @@ pub(crate) async fn modern_request(
         return r;
     }
     sessionless_request(state, headers, request, accepts, permits, auth, peer).await
-}
-
-/// The slots a POST holds while its request is handled (step 9 of the DECISIONS.md order).
-pub(crate) struct Permits {
-    request: tokio::sync::OwnedSemaphorePermit,
-    bytes: tokio::sync::OwnedSemaphorePermit,
-    principal: Option<tokio::sync::OwnedSemaphorePermit>,
-}
-
-impl Permits {
-    fn into_vec(self) -> Vec<tokio::sync::OwnedSemaphorePermit> {
-        let mut permits = vec![self.request, self.bytes];
-        permits.extend(self.principal);
-        permits
-    }
-
-    /// A long-lived stream gives back its request slots (in flight, and the principal's) for
-    /// stream slots; it keeps its bytes counted, since its request stays in memory.
-    fn into_stream(
-        self,
-        stream: Vec<tokio::sync::OwnedSemaphorePermit>,
-    ) -> Vec<tokio::sync::OwnedSemaphorePermit> {
-        let mut permits = stream;
-        permits.push(self.bytes);
-        permits
-    }
 }
 
 fn is_legacy_version(v: &str) -> bool {
@@ -409,8 +353,8 @@ async fn sessionless_request(
         return rpc_error(StatusCode::BAD_REQUEST, id, e);
     }
     if request.method() == CallTool::METHOD {
-        if let Some(tool) = name.and_then(|name| state.server.tool(name)) {
-            let annotations = headers::annotated_parameters(&tool.input_schema);
+        // The tool's annotations were computed when it was registered: shared, not recomputed.
+        if let Some(annotations) = name.and_then(|name| state.server.tool_headers(name)) {
             let arguments = named.as_ref().and_then(|n| n.arguments.as_deref());
             if let Err(e) = headers::check_parameters(headers, &annotations, arguments) {
                 return rpc_error(StatusCode::BAD_REQUEST, id, e);

@@ -12,6 +12,8 @@ mod streams;
 #[allow(dead_code)]
 #[path = "support/raw_http.rs"]
 mod support;
+#[path = "limits/uploads.rs"]
+mod uploads;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -72,6 +72,10 @@ pub struct ServerConfig {
     pub peer_request_timeout: Duration,
     /// Requests handled at once per connection (stdio back-pressure beyond it).
     pub max_in_flight: usize,
+    /// The most a legacy session keeps of its client's `initialize` (its `capabilities` and
+    /// `clientInfo`, as JSON): a larger `initialize` is refused with `-32602`, so what a session
+    /// holds is bounded by the server, not by the client (docs/DECISIONS.md).
+    pub max_client_info_bytes: usize,
     /// Protocol versions served.
     pub versions: Vec<ProtocolVersion>,
 }
@@ -85,6 +89,7 @@ impl Default for ServerConfig {
             request_state_ttl: Duration::from_secs(600),
             peer_request_timeout: Duration::from_secs(300),
             max_in_flight: 64,
+            max_client_info_bytes: 64 * 1024,
             versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
         }
     }

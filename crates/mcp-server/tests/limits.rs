@@ -148,3 +148,53 @@ fn the_defaults_are_the_documented_ones() {
     assert_eq!(config.request_state_ttl, Duration::from_secs(600));
     assert_eq!(config.page_size, 1000);
 }
+
+/// An `initialize` whose capabilities and clientInfo are larger than the session may keep is
+/// refused with `-32602` and opens no session; one within the limit opens it.
+#[tokio::test]
+async fn an_initialize_larger_than_a_session_keeps_is_refused_and_opens_no_session() {
+    async fn hello() -> &'static str {
+        "hello"
+    }
+    let config = ServerConfig { max_client_info_bytes: 4096, ..ServerConfig::default() };
+    let server = Server::builder("limits", "1")
+        .config(config)
+        .tools(Tools::new().add("hello", "Says hello", hello))
+        .build()
+        .unwrap();
+    let mut peer = Peer::start(server);
+    let padding = "x".repeat(8192);
+    let answer = peer
+        .request(
+            json!(1),
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"experimental": {"padding": {"text": padding}}},
+                "clientInfo": {"name": "big", "version": "1"},
+            }),
+        )
+        .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("at most 4096"), "{message}");
+    // No session was opened: a legacy request still needs the handshake.
+    let list = peer.request(json!(2), "tools/list", json!({})).await;
+    assert!(list["error"].is_object(), "a session was opened by a refused initialize: {list}");
+    // Within the limit, the same handshake opens the session.
+    let answer = peer
+        .request(
+            json!(3),
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"experimental": {"padding": {"text": "x".repeat(1024)}}},
+                "clientInfo": {"name": "small", "version": "1"},
+            }),
+        )
+        .await;
+    assert_eq!(answer["result"]["protocolVersion"], "2025-11-25", "{answer}");
+    let list = peer.request(json!(4), "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"][0]["name"], "hello", "{list}");
+    peer.close().await;
+}

@@ -23,6 +23,15 @@ impl Server {
                 self.inner.config.versions.iter().map(|v| v.as_str()).collect::<Vec<_>>().join(", ")
             )))
         })?;
+        // What the session keeps is the client's to choose: bound it, or a few `initialize`
+        // calls with megabytes of capabilities each would outgrow any session budget.
+        let limit = self.inner.config.max_client_info_bytes;
+        let kept = json_len(&params.capabilities).saturating_add(json_len(&params.client_info));
+        if kept > limit {
+            return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                "`capabilities` and `clientInfo` take {kept} bytes; this server keeps at most {limit} for a session"
+            ))));
+        }
         let session = Arc::new(LegacySession::new(version, params.capabilities, params.client_info));
         connection.set_session(session.clone());
         super::forward_to_session(self.clone(), connection.clone(), session);
@@ -76,4 +85,22 @@ impl Server {
         result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
         ctx.finish(result)
     }
+}
+
+/// The length of a value's JSON text, counted without building it.
+fn json_len<T: serde::Serialize>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Serializing these types cannot fail; a failure would count as nothing kept.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
