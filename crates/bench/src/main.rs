@@ -179,7 +179,13 @@ fn print_human(r: &Report) {
     }
     let mib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
     if f.first_answer_rss_kib.is_some() || f.peak_rss_kib.is_some() {
-        let idle = f.idle_rss_kib.map(|_| format!("idle {}, ", mib(f.idle_rss_kib))).unwrap_or_default();
+        let idle = f
+            .idle_rss_kib
+            .map(|_| {
+                let (anon, file) = (mib(f.idle_rss_anon_kib), mib(f.idle_rss_file_kib));
+                format!("idle {} (anonymous {anon}, files {file}), ", mib(f.idle_rss_kib))
+            })
+            .unwrap_or_default();
         let first = mib(f.first_answer_rss_kib);
         println!("  server RSS    {idle}after the first answer {first}, peak {}", mib(f.peak_rss_kib));
     }

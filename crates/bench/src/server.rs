@@ -56,6 +56,15 @@ pub(crate) struct Figures {
     /// `VmRSS` before the first request, `--idle-wait` after the spawn (only with it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) idle_rss_kib: Option<u64>,
+    /// The part of `idle_rss_kib` that is anonymous memory (`RssAnon`: heap, stacks, relocated
+    /// data) ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) idle_rss_anon_kib: Option<u64>,
+    /// ... and the part that is files mapped in (`RssFile`: the binary's code and read-only
+    /// data, the shared libraries), which only a smaller binary or less code run at start-up
+    /// reduces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) idle_rss_file_kib: Option<u64>,
     /// `VmRSS` once the server has answered that first request, before the warm-up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) first_answer_rss_kib: Option<u64>,
@@ -100,7 +109,11 @@ impl Meter {
         }
         tokio::time::sleep_until(self.spawned + wait).await;
         self.waited = true;
-        self.figures.idle_rss_kib = self.pid.and_then(|pid| status_kib(pid, "VmRSS"));
+        let Some(pid) = self.pid else { return };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        self.figures.idle_rss_kib = parse_status_kib(&status, "VmRSS");
+        self.figures.idle_rss_anon_kib = parse_status_kib(&status, "RssAnon");
+        self.figures.idle_rss_file_kib = parse_status_kib(&status, "RssFile");
     }
 
     /// The first answer has arrived: the start-up time, and the memory then.
@@ -196,9 +209,12 @@ mod tests {
 
     #[test]
     fn memory_lines_are_read_in_kib() {
-        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    7168 kB\nVmRSS:\t    2048 kB\n";
+        let status = "Name:\tx\nVmPeak:\t  9000 kB\nVmHWM:\t    7168 kB\nVmRSS:\t    2048 kB\n\
+                      RssAnon:\t     512 kB\nRssFile:\t    1536 kB\n";
         assert_eq!(parse_status_kib(status, "VmHWM"), Some(7168));
         assert_eq!(parse_status_kib(status, "VmRSS"), Some(2048));
+        assert_eq!(parse_status_kib(status, "RssAnon"), Some(512));
+        assert_eq!(parse_status_kib(status, "RssFile"), Some(1536));
         assert_eq!(parse_status_kib(status, "VmSwap"), None);
     }
 
@@ -211,5 +227,8 @@ mod tests {
         assert!(cpu_time(pid).is_some());
         assert!(status_kib(pid, "VmRSS").is_some_and(|kib| kib > 0));
         assert!(status_kib(pid, "VmHWM").is_some_and(|kib| kib > 0));
+        // The split of the idle figure: this process has a heap and maps its own binary.
+        assert!(status_kib(pid, "RssAnon").is_some_and(|kib| kib > 0));
+        assert!(status_kib(pid, "RssFile").is_some_and(|kib| kib > 0));
     }
 }

@@ -239,6 +239,19 @@ mod tests {
     }
 
     #[test]
+    fn the_digest_hashes_the_compact_json_of_the_arguments() {
+        // The arguments are streamed into the hash: the bytes must be exactly their compact
+        // JSON text, as when the text was built first, or a state would not match its retry.
+        let arguments = serde_json::json!({"b": [1, "two", null], "a": {"x": "é\n"}});
+        let mut expected = Sha256::new();
+        expected.update(b"tools/call\0t\0");
+        expected.update(arguments.to_string().as_bytes());
+        let expected: String = expected.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(digest("tools/call", "t", Some(&arguments)), expected);
+        assert_ne!(digest("tools/call", "t", None), expected);
+    }
+
+    #[test]
     fn a_sealed_state_opens_with_its_answers() {
         let key = StateKey::random();
         let d = digest("tools/call", "t", serde_json::json!({"x": 1}).as_object());
