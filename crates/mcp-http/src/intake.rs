@@ -1,4 +1,4 @@
-//! What a POST may hold before its JSON is parsed (steps 7–9 of the DECISIONS.md order): a
+//! What a POST may hold before its JSON is parsed (steps 7 and 8 of the DECISIONS.md order): a
 //! request slot, in total and for its principal, and the bytes of its body — charged against
 //! the bytes-in-flight budget *before* they are read: a declared `Content-Length` up front, a
 //! body without one as its chunks arrive. Bodies still being read count against the budget, so

@@ -247,7 +247,7 @@ mod tests {
         expected.update(b"tools/call\0t\0");
         expected.update(arguments.to_string().as_bytes());
         let expected: String = expected.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(digest("tools/call", "t", Some(&arguments)), expected);
+        assert_eq!(digest("tools/call", "t", arguments.as_object()), expected);
         assert_ne!(digest("tools/call", "t", None), expected);
     }
 

@@ -72,6 +72,10 @@ pub struct ServerConfig {
     pub peer_request_timeout: Duration,
     /// Requests handled at once per connection (stdio back-pressure beyond it).
     pub max_in_flight: usize,
+    /// Bytes of the requests in flight on a stdio connection, all together: past it the server
+    /// stops reading until answers free room (back-pressure). A single request larger than
+    /// this is still taken, alone.
+    pub max_bytes_in_flight: usize,
     /// The most a legacy session keeps of its client's `initialize` (its `capabilities` and
     /// `clientInfo`, as JSON): a larger `initialize` is refused with `-32602`, so what a session
     /// holds is bounded by the server, not by the client (docs/DECISIONS.md).
@@ -89,6 +93,7 @@ impl Default for ServerConfig {
             request_state_ttl: Duration::from_secs(600),
             peer_request_timeout: Duration::from_secs(300),
             max_in_flight: 64,
+            max_bytes_in_flight: 64 * 1024 * 1024,
             max_client_info_bytes: 64 * 1024,
             versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
         }

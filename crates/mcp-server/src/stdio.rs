@@ -2,7 +2,7 @@
 //! concurrently, each message written whole.
 //!
 //! * A slow request never holds back others: each runs on its own task, up to
-//!   `max_in_flight` at once and 64 MiB of request bytes in flight; beyond that the server
+//!   `max_in_flight` at once and `max_bytes_in_flight` (64 MiB) of request bytes in flight; beyond that the server
 //!   stops reading (back-pressure) rather than buffering without bound.
 //! * `notifications/cancelled` drops the request's future: nothing more is sent for it.
 //! * A second request with an id still in flight gets `-32600`; the first is untouched.
@@ -22,9 +22,6 @@ use crate::connection::{Connection, InFlight};
 use crate::door::{self, Classified, Inbound, Reply};
 use crate::server::Server;
 use crate::sink::ChannelSink;
-
-/// Bytes of requests in flight, all together, before reading pauses (docs/DECISIONS.md).
-const MAX_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
 /// How long requests in flight may still finish after the input ends.
 const EOF_GRACE: Duration = Duration::from_secs(2);
@@ -62,7 +59,11 @@ impl Server {
         let writer_task = tokio::spawn(write_loop(rx, writer));
         let connection = Connection::new(Arc::new(ChannelSink(tx.clone())));
         let requests = Arc::new(Semaphore::new(self.inner.config.max_in_flight.max(1)));
-        let bytes = Arc::new(Semaphore::new(MAX_BYTES_IN_FLIGHT / 1024));
+        // The byte budget counts in KiB (`ServerConfig::max_bytes_in_flight`, docs/DECISIONS.md).
+        let budget_kib = u32::try_from(self.inner.config.max_bytes_in_flight.div_ceil(1024).max(1))
+            .unwrap_or(u32::MAX)
+            .min(Semaphore::MAX_PERMITS as u32);
+        let bytes = Arc::new(Semaphore::new(budget_kib as usize));
         let mut reader = FramedReader::new(reader);
         let mut tasks = tokio::task::JoinSet::new();
 
@@ -123,9 +124,7 @@ impl Server {
             let size = frame.as_bytes().len();
             // Back-pressure: wait for room before reading on.
             let Ok(permit) = requests.clone().acquire_owned().await else { break };
-            let kib = u32::try_from(size.div_ceil(1024).max(1))
-                .unwrap_or(u32::MAX)
-                .min((MAX_BYTES_IN_FLIGHT / 1024) as u32);
+            let kib = u32::try_from(size.div_ceil(1024).max(1)).unwrap_or(u32::MAX).min(budget_kib);
             let Ok(byte_permit) = bytes.clone().acquire_many_owned(kib).await else { break };
             match work {
                 Ok(request) => {

@@ -149,6 +149,53 @@ fn the_defaults_are_the_documented_ones() {
     assert_eq!(config.page_size, 1000);
 }
 
+/// The stdio byte budget: with room for two requests of about 3 KiB in `max_bytes_in_flight`
+/// (and plenty in `max_in_flight`), two run and the rest wait unread until answers free room.
+#[tokio::test]
+async fn stdio_holds_at_most_max_bytes_in_flight_of_requests_and_reads_the_rest_later() {
+    let gate = Gate {
+        open: Arc::new(Semaphore::new(0)),
+        running: Arc::new(AtomicUsize::new(0)),
+        most: Arc::new(AtomicUsize::new(0)),
+    };
+    let config = ServerConfig { max_bytes_in_flight: 8 * 1024, ..ServerConfig::default() };
+    let server = Server::builder("limits", "1")
+        .config(config)
+        .state(gate.clone())
+        .tools(Tools::new().add("gated", "Waits for the gate", gated))
+        .build()
+        .unwrap();
+    let mut peer = Peer::start(server);
+    // Each request is padded (an extra `_meta` member, which is data) to just over 3 KiB: it is
+    // charged 4 KiB, so two fill the 8 KiB budget.
+    let mut padded = meta(json!({}));
+    padded["pad"] = json!("x".repeat(3 * 1024));
+    for id in 1..=5 {
+        peer.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "gated", "_meta": padded}}))
+            .await;
+    }
+    for _ in 0..50 {
+        if gate.running.load(Ordering::SeqCst) == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    peer.expect_silence(Duration::from_millis(300)).await;
+    assert_eq!(gate.running.load(Ordering::SeqCst), 2, "the byte budget did not hold the third request back");
+    gate.open.add_permits(5);
+    let mut ids: Vec<i64> = Vec::new();
+    for _ in 0..5 {
+        let answer = peer.recv().await;
+        assert_eq!(answer["result"]["content"][0]["text"], "passed", "{answer}");
+        ids.push(answer["id"].as_i64().unwrap());
+    }
+    ids.sort();
+    assert_eq!(ids, [1, 2, 3, 4, 5]);
+    assert_eq!(gate.most.load(Ordering::SeqCst), 2, "more requests ran at once than their bytes allow");
+    peer.close().await;
+}
+
 /// An `initialize` whose capabilities and clientInfo are larger than the session may keep is
 /// refused with `-32602` and opens no session; one within the limit opens it.
 #[tokio::test]
@@ -163,6 +210,7 @@ async fn an_initialize_larger_than_a_session_keeps_is_refused_and_opens_no_sessi
         .build()
         .unwrap();
     let mut peer = Peer::start(server);
+    peer.revision = LEGACY;
     let padding = "x".repeat(8192);
     let answer = peer
         .request(

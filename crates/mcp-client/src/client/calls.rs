@@ -70,7 +70,8 @@ impl Client {
         let mut result: ListToolsResult = decode("tools/list", raw)?;
         let check =
             self.transport_kind() == TransportKind::StreamableHttp && self.protocol_version().is_modern();
-        result.tools = self.inner.tools.record(std::mem::take(&mut result.tools), check);
+        let cap = self.inner.config.list_limits.max_items;
+        result.tools = self.inner.tools.record(std::mem::take(&mut result.tools), check, cap);
         Ok(result)
     }
 

@@ -62,9 +62,19 @@ impl ToolTable {
     /// Records one page of `tools/list`; returns the tools to show. With `check_headers` (the
     /// HTTP transport), a tool whose `x-mcp-header` annotations are invalid is dropped, with a
     /// warning naming it and the reason.
-    pub(crate) fn record(&self, tools: Vec<Tool>, check_headers: bool) -> Vec<Tool> {
+    ///
+    /// The table holds at most `cap` tools (the items one listing may bring,
+    /// `ListLimits::max_items`): a page that would take it past that starts it afresh, so a
+    /// server that hands out new names page after page cannot grow it without bound. What is
+    /// forgotten is listed again before a call that needs it.
+    pub(crate) fn record(&self, tools: Vec<Tool>, check_headers: bool, cap: usize) -> Vec<Tool> {
         let mut kept = Vec::with_capacity(tools.len());
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        if entries.len().saturating_add(tools.len()) > cap {
+            tracing::debug!(target: "mcp_client", tools = entries.len(), cap, "tool table full: starting it afresh");
+            entries.clear();
+            self.listed.store(false, std::sync::atomic::Ordering::Release);
+        }
         for tool in tools {
             let headers = if check_headers {
                 match param_headers(&tool.input_schema) {
@@ -90,5 +100,44 @@ impl ToolTable {
     pub(crate) fn clear(&self) {
         self.entries.write().unwrap_or_else(|p| p.into_inner()).clear();
         self.listed.store(false, std::sync::atomic::Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(prefix: &str, n: usize) -> Vec<Tool> {
+        (0..n)
+            .map(|i| {
+                serde_json::from_value(serde_json::json!({
+                    "name": format!("{prefix}{i}"),
+                    "inputSchema": {"type": "object"},
+                }))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn len(table: &ToolTable) -> usize {
+        table.entries.read().unwrap().len()
+    }
+
+    #[test]
+    fn the_table_never_holds_more_than_its_cap() {
+        let table = ToolTable::default();
+        // The same names listed again replace their entries.
+        for _ in 0..5 {
+            table.record(tools("same", 30), false, 100);
+        }
+        assert_eq!(len(&table), 30);
+        // A server handing out new names page after page: the table stays within its cap.
+        for page in 0..50 {
+            let shown = table.record(tools(&format!("p{page}-"), 30), false, 100);
+            assert_eq!(shown.len(), 30, "every tool of the page is still shown");
+            assert!(len(&table) <= 100, "{} tools held after page {page}", len(&table));
+        }
+        // The newest page is always known.
+        assert!(table.get("p49-29").is_some());
     }
 }
