@@ -59,10 +59,15 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# The server command for SERVER ("mcpkit", "rmcp", "limit") on TRANSPORT, or nothing when that
-# server was not given; PORT is used on HTTP.
+# The server command for SERVER ("mcpkit", "rmcp", "limit") on TRANSPORT in ERA, or nothing when
+# that server was not given; PORT is used on HTTP. rmcp serves a legacy client over HTTP with
+# sessions (its stateless mode has none to name).
 server_command() {
-  local server=$1 transport=$2 port=${3:-}
+  local server=$1 transport=$2 port=${3:-} era=${4:-modern}
+  case "$server/$transport/$era" in
+    rmcp/http/legacy) [ -n "${RMCP_ECHO:-}" ] && echo "env ECHO_CACHED_ROUTER=1 $RMCP_ECHO http $port --sessions" ;;
+  esac
+  [ "$server/$transport/$era" = rmcp/http/legacy ] && return 0
   case "$server/$transport" in
     mcpkit/stdio) echo "$MCPKIT serve --stdio" ;;
     mcpkit/http) echo "$MCPKIT serve --http 127.0.0.1:$port" ;;
@@ -87,6 +92,7 @@ s64k|stdio, 64 in flight, 10 KB|stdio|legacy|64|10240|40000|1000|1|0
 s8M|stdio, 8 in flight, 1 MB|stdio|legacy|8|1048576|400|40|1|0
 h1|HTTP, 1 connection, 100 B, 2026-07-28|http|modern|1|100|10000|500|1|0
 h16|HTTP, 16 connections, 100 B, 2026-07-28|http|modern|16|100|50000|1000|1|0
+h16l|HTTP, 16 connections, 100 B, legacy session|http|legacy|16|100|50000|1000|1|0
 h8M|HTTP, 8 connections, 1 MB, 2026-07-28|http|modern|8|1048576|300|30|1|0
 up|start-up, stdio, 2026-07-28|stdio|modern|1|100|1|0|10|0
 uh|start-up, HTTP, 2026-07-28|http|modern|1|100|1|0|5|0
@@ -101,7 +107,7 @@ measure() {
   local run=$1 server=$2 id=$3 row=$4 transport=$5 era=$6 inflight=$7 bytes=$8 requests=$9 warmup=${10}
   local idle_wait=${11} port= command status=0
   [ "$transport" = http ] && port=$(free_port)
-  command=$(server_command "$server" "$transport" "$port")
+  command=$(server_command "$server" "$transport" "$port" "$era")
   [ -n "$command" ] || return 0
   local args=(--json --quiet-server --timeout 300 --requests "$requests" --warmup "$warmup" --text-bytes "$bytes"
     --idle-wait "$idle_wait")
@@ -111,6 +117,8 @@ measure() {
     [ "$era" = legacy ] && [ "$server" != limit ] && args+=(--legacy)
   else
     args+=(--url "http://127.0.0.1:$port/mcp" --connections "$inflight")
+    # One session for all connections; the limit knows no initialize (as on stdio).
+    [ "$era" = legacy ] && [ "$server" != limit ] && args+=(--legacy)
   fi
   echo "run $run/$RUNS: $row: $server" >&2
   # shellcheck disable=SC2086 # the server command is split into its words on purpose

@@ -1,8 +1,11 @@
 //! HTTP mode: `tools/call echo` POSTs over a fixed set of keep-alive HTTP/1.1 connections.
 //!
 //! Every worker owns exactly one connection and has one request on it at a time, so the
-//! number of connections is the concurrency. Requests are the 2026-07-28 shape: `_meta` in
-//! the body and the standard `Mcp-*` headers. Answers may be JSON or an SSE stream.
+//! number of connections is the concurrency. Requests are the 2026-07-28 shape (`_meta` in
+//! the body and the standard `Mcp-*` headers) or, with `--legacy`, requests of a 2025-11-25
+//! session that [`initialize`] opened (its `Mcp-Session-Id` and negotiated
+//! `MCP-Protocol-Version` on every request, all connections sharing the one session, as a
+//! client's pool would). Answers may be JSON or an SSE stream.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -19,8 +22,24 @@ use tokio::net::TcpStream;
 
 use crate::load::{Checked, PhaseStats, Shape, check, snippet};
 
-/// The protocol revision the requests are written for.
+/// The protocol revision modern requests are written for.
 const PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The revision a legacy session asks for in `initialize`.
+const LEGACY_VERSION: &str = "2025-11-25";
+
+/// The id of the legacy `initialize` request: outside the range of the `tools/call` ids.
+const INITIALIZE_ID: &str = "initialize";
+
+/// A legacy session opened by [`initialize`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Legacy {
+    /// The revision the server answered `initialize` with.
+    pub(crate) version: String,
+    /// `Mcp-Session-Id`, when the server gave one (a server may serve a legacy client without
+    /// sessions).
+    pub(crate) session_id: Option<String>,
+}
 
 /// Where the server listens, from `--url`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +51,8 @@ pub(crate) struct Target {
     pub(crate) authority: String,
     /// Path and query (origin form).
     pub(crate) path: String,
+    /// The legacy session requests belong to; `None` for 2026-07-28 requests.
+    pub(crate) legacy: Option<Legacy>,
 }
 
 impl Target {
@@ -53,6 +74,7 @@ impl Target {
             port: authority.port_u16().unwrap_or(80),
             authority: authority.as_str().to_owned(),
             path: uri.path_and_query().map_or("/", |p| p.as_str()).to_owned(),
+            legacy: None,
         })
     }
 
@@ -68,16 +90,138 @@ impl Target {
 
     /// The POST for request `id`.
     fn request(&self, shape: Shape, id: u64) -> Result<Request<Full<Bytes>>, String> {
-        Request::post(self.path.as_str())
+        let mut post = self.post();
+        if self.legacy.is_none() {
+            // Only a 2026-07-28 client names the method and the tool in headers.
+            post = post.header("mcp-method", "tools/call").header("mcp-name", "echo");
+        }
+        post.body(Full::new(Bytes::from(shape.request(id)))).map_err(build_error)
+    }
+
+    /// A POST to the endpoint with the headers every request carries: the revision, and the
+    /// session when there is one.
+    fn post(&self) -> hyper::http::request::Builder {
+        let (version, session) = match &self.legacy {
+            Some(legacy) => (legacy.version.as_str(), legacy.session_id.as_deref()),
+            None => (PROTOCOL_VERSION, None),
+        };
+        let mut post = Request::post(self.path.as_str())
             .header(HOST, self.authority.as_str())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL_VERSION)
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", "echo")
-            .body(Full::new(Bytes::from(shape.request(id))))
-            .map_err(|e| format!("cannot build the request: {e}"))
+            .header("mcp-protocol-version", version);
+        if let Some(session) = session {
+            post = post.header("mcp-session-id", session);
+        }
+        post
     }
+}
+
+fn build_error(e: hyper::http::Error) -> String {
+    format!("cannot build the request: {e}")
+}
+
+/// Opens a legacy session on `connection`: `initialize` (2025-11-25), its answer (JSON or SSE)
+/// with the session id the server assigns, then `notifications/initialized`, which must be
+/// accepted (`202`). Returns the session the requests then name.
+pub(crate) async fn initialize(connection: &mut Connection, target: &Target) -> Result<Legacy, String> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": INITIALIZE_ID, "method": "initialize",
+        "params": {
+            "protocolVersion": LEGACY_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-load", "version": env!("CARGO_PKG_VERSION")}
+        }
+    });
+    // Until the server answers, the request carries no session and no revision header.
+    let post = Request::post(target.path.as_str())
+        .header(HOST, target.authority.as_str())
+        .header(CONTENT_TYPE, "application/json")
+        .header(ACCEPT, "application/json, text/event-stream")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .map_err(build_error)?;
+    let (status, headers, answer) = exchange(connection, post, "initialize").await?;
+    if status != StatusCode::OK {
+        return Err(format!("initialize: HTTP {status}: {}", snippet(&answer)));
+    }
+    let session_id = match headers.get("mcp-session-id") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .map_err(|_| "initialize: an Mcp-Session-Id that is not text".to_owned())?
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let version = initialize_result(content_type, &answer)?;
+    let legacy = Legacy { version, session_id };
+    let session = Target { legacy: Some(legacy.clone()), ..target.clone() };
+    let initialized = session
+        .post()
+        .body(Full::new(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)))
+        .map_err(build_error)?;
+    let (status, _, answer) = exchange(connection, initialized, "notifications/initialized").await?;
+    if status != StatusCode::ACCEPTED {
+        return Err(format!("notifications/initialized: HTTP {status} (expected 202): {}", snippet(&answer)));
+    }
+    Ok(legacy)
+}
+
+/// The negotiated revision in an answer to `initialize`, or why there is none.
+fn initialize_result(content_type: &str, body: &[u8]) -> Result<String, String> {
+    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let messages = match media.as_str() {
+        "application/json" => vec![body.to_vec()],
+        "text/event-stream" => sse_events(body),
+        _ => return Err(format!("initialize: unexpected content-type `{content_type}`")),
+    };
+    for message in messages.iter().filter(|data| !data.is_empty()) {
+        let Ok(message) = serde_json::from_slice::<serde_json::Value>(message) else { continue };
+        if message.get("method").is_some() || message["id"] != INITIALIZE_ID {
+            continue;
+        }
+        return match message["result"]["protocolVersion"].as_str() {
+            Some(version) => Ok(version.to_owned()),
+            None => Err(format!(
+                "initialize failed: {}",
+                snippet(&serde_json::to_vec(&message).unwrap_or_default())
+            )),
+        };
+    }
+    Err(format!("initialize: no answer in {}", snippet(body)))
+}
+
+/// Ends a legacy session (`DELETE`), as a client that is done does. A server may refuse to
+/// let clients end sessions (`405`); that is not an error of the run.
+pub(crate) async fn end_session(connection: &mut Connection, target: &Target) -> Result<(), String> {
+    let Some(Legacy { session_id: Some(session), version }) = &target.legacy else { return Ok(()) };
+    let delete = Request::delete(target.path.as_str())
+        .header(HOST, target.authority.as_str())
+        .header("mcp-protocol-version", version.as_str())
+        .header("mcp-session-id", session.as_str())
+        .body(Full::new(Bytes::new()))
+        .map_err(build_error)?;
+    let (status, _, answer) = exchange(connection, delete, "DELETE").await?;
+    match status {
+        StatusCode::OK | StatusCode::NO_CONTENT | StatusCode::ACCEPTED | StatusCode::METHOD_NOT_ALLOWED => {
+            Ok(())
+        }
+        _ => Err(format!("ending the session: HTTP {status}: {}", snippet(&answer))),
+    }
+}
+
+/// Sends one request and reads its whole answer.
+async fn exchange(
+    connection: &mut Connection,
+    request: Request<Full<Bytes>>,
+    what: &str,
+) -> Result<(StatusCode, hyper::HeaderMap, Bytes), String> {
+    connection.ready().await.map_err(|e| format!("{what}: connection lost: {e}"))?;
+    let response = connection.send_request(request).await.map_err(|e| format!("{what}: {e}"))?;
+    let (parts, body) = response.into_parts();
+    let body = body.collect().await.map_err(|e| format!("{what}: reading the answer: {e}"))?.to_bytes();
+    Ok((parts.status, parts.headers, body))
 }
 
 /// One keep-alive HTTP/1.1 connection; its driver runs as a task until the sender is dropped.
@@ -235,8 +379,10 @@ pub(crate) fn verdict(
     let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     let answer = match media.as_str() {
         "application/json" => check(body, shape),
+        // An event with empty data primes the client's reconnection (its id); no message.
         "text/event-stream" => sse_events(body)
             .iter()
+            .filter(|data| !data.is_empty())
             .map(|data| check(data, shape))
             .find(|checked| *checked != Checked::ServerMessage)
             .unwrap_or(Checked::Bad(None, "SSE stream without an answer")),
@@ -294,7 +440,8 @@ mod tests {
                 host: "127.0.0.1".into(),
                 port: 8080,
                 authority: "127.0.0.1:8080".into(),
-                path: "/mcp".into()
+                path: "/mcp".into(),
+                legacy: None,
             }
         );
         let bare = Target::parse("http://localhost").unwrap();
@@ -318,6 +465,38 @@ mod tests {
         assert_eq!(header("mcp-protocol-version"), "2026-07-28");
         assert_eq!(header("mcp-method"), "tools/call");
         assert_eq!(header("mcp-name"), "echo");
+        assert!(request.headers().get("mcp-session-id").is_none());
+    }
+
+    #[test]
+    fn legacy_requests_name_their_session_and_revision_only() {
+        let mut target = Target::parse("http://127.0.0.1:1/mcp").unwrap();
+        target.legacy = Some(Legacy { version: "2025-06-18".into(), session_id: Some("s-1".into()) });
+        let shape = Shape { modern: false, text_bytes: 8 };
+        let request = target.request(shape, 5).unwrap();
+        let header = |name: &str| request.headers().get(name).map(|v| v.to_str().unwrap().to_owned());
+        assert_eq!(header("mcp-protocol-version").as_deref(), Some("2025-06-18"));
+        assert_eq!(header("mcp-session-id").as_deref(), Some("s-1"));
+        assert_eq!((header("mcp-method"), header("mcp-name")), (None, None));
+        // A server that keeps no sessions for legacy clients gives no id: none is sent.
+        target.legacy = Some(Legacy { version: "2025-11-25".into(), session_id: None });
+        assert!(target.request(shape, 5).unwrap().headers().get("mcp-session-id").is_none());
+    }
+
+    #[test]
+    fn the_initialize_answer_gives_the_revision() {
+        let json = br#"{"jsonrpc":"2.0","id":"initialize","result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+        assert_eq!(initialize_result("application/json", json).as_deref(), Ok("2025-06-18"));
+        let text = std::str::from_utf8(json).unwrap();
+        let sse = format!(
+            "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{}}}}\n\ndata: {text}\n\n"
+        );
+        assert_eq!(initialize_result("text/event-stream", sse.as_bytes()).as_deref(), Ok("2025-06-18"));
+        let refused = br#"{"jsonrpc":"2.0","id":"initialize","error":{"code":-32602,"message":"no"}}"#;
+        assert!(initialize_result("application/json", refused).unwrap_err().contains("initialize failed"));
+        let other = br#"{"jsonrpc":"2.0","id":3,"result":{"protocolVersion":"2025-06-18"}}"#;
+        assert!(initialize_result("application/json", other).unwrap_err().contains("no answer"));
+        assert!(initialize_result("text/html", json).is_err());
     }
 
     #[test]
@@ -331,6 +510,8 @@ mod tests {
         let answer = std::str::from_utf8(ok).unwrap();
         let sse = format!("event: message\r\ndata: {note}\r\n\r\n: keep-alive\n\ndata: {answer}\n\n");
         assert_eq!(verdict(StatusCode::OK, "text/event-stream", sse.as_bytes(), SHAPE, 7), Ok(()));
+        let primed = format!("id: 0/0\nretry: 3000\ndata: \n\ndata: {answer}\n\n");
+        assert_eq!(verdict(StatusCode::OK, "text/event-stream", primed.as_bytes(), SHAPE, 7), Ok(()));
         let only_note = format!("data: {note}\n\n");
         assert!(verdict(StatusCode::OK, "text/event-stream", only_note.as_bytes(), SHAPE, 7).is_err());
     }

@@ -1,6 +1,7 @@
 //! HTTP mode: against a server that is already listening at `--url`, or one started here
 //! (`--url` together with a server command), whose start-up, CPU time and memory are then
-//! measured as on stdio.
+//! measured as on stdio. With `--legacy` the run opens one 2025-11-25 session first (its
+//! `initialize` answer is then the first answer) and ends it with `DELETE` at the end.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +47,7 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
     Ok(Report {
         server: if cli.command.is_empty() { url.to_owned() } else { cli.command.join(" ") },
         transport: "http",
-        mode: "modern",
+        mode: if cli.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.connections.unwrap_or(1),
         warmup: warm.received,
@@ -61,33 +62,42 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
     })
 }
 
-/// Waits for a started server's port, sends the first request, warms up, then measures.
+/// Waits for a started server's port, sends the first request (with `--legacy`, opens the
+/// session), warms up, then measures.
 async fn drive(
     cli: &Cli,
     target: &Arc<Target>,
     started: Option<&mut Started>,
     mut meter: Option<&mut Meter>,
 ) -> Result<(PhaseStats, PhaseStats), String> {
-    let shape = Shape { modern: true, text_bytes: cli.text_bytes };
+    let shape = Shape { modern: !cli.legacy, text_bytes: cli.text_bytes };
     let connections = cli.connections.unwrap_or(1) as usize;
     let mut open = Vec::with_capacity(connections);
+    let mut target = target.clone();
     if let Some(started) = started {
         if let Some(meter) = meter.as_deref_mut() {
             meter.idle(Duration::from_millis(cli.idle_wait)).await;
         }
-        wait_for_port(target, started).await?;
-        let first = http::run_phase(http::connect_all(target, 1).await?, target.clone(), shape, 0..1).await;
+        wait_for_port(&target, started).await?;
+    }
+    if cli.legacy {
+        let mut first = http::connect_all(&target, 1).await?;
+        let legacy = http::initialize(&mut first[0], &target).await?;
+        target = Arc::new(Target { legacy: Some(legacy), ..(*target).clone() });
+        open = first;
+    } else if meter.is_some() {
+        let first = http::run_phase(http::connect_all(&target, 1).await?, target.clone(), shape, 0..1).await;
         check_connections(&first, "first request")?;
         if let Some(e) = first.stats.first_error {
             return Err(format!("the first request failed: {e}"));
         }
-        if let Some(meter) = meter.as_deref_mut() {
-            meter.first_answer();
-        }
         open = first.connections;
     }
+    if let Some(meter) = meter.as_deref_mut() {
+        meter.first_answer();
+    }
     let more = connections.saturating_sub(open.len());
-    open.extend(http::connect_all(target, more).await?);
+    open.extend(http::connect_all(&target, more).await?);
     let warm_ids = 1..1 + cli.warmup;
     let measured_ids = warm_ids.end..warm_ids.end + cli.requests;
     let warm = http::run_phase(open, target.clone(), shape, warm_ids).await;
@@ -95,11 +105,14 @@ async fn drive(
     if let Some(meter) = meter.as_deref_mut() {
         meter.measure_from_here();
     }
-    let measured = http::run_phase(warm.connections, target.clone(), shape, measured_ids).await;
+    let mut measured = http::run_phase(warm.connections, target.clone(), shape, measured_ids).await;
     if let Some(meter) = meter {
         meter.measured(measured.stats.received);
     }
     check_connections(&measured, "measured run")?;
+    if let Some(connection) = measured.connections.first_mut() {
+        http::end_session(connection, &target).await?;
+    }
     Ok((warm.stats, measured.stats))
 }
 

@@ -5,8 +5,9 @@
 //! `tools/call echo` requests in flight until `--requests` are answered, checks every answer,
 //! and prints throughput and latency percentiles. Speed is measured here, never by timed tests.
 //!
-//! With `--url` it sends 2026-07-28 `tools/call echo` POSTs over `--connections` keep-alive
-//! HTTP/1.1 connections, one request at a time on each: to a server already listening there,
+//! With `--url` it sends `tools/call echo` POSTs over `--connections` keep-alive HTTP/1.1
+//! connections, one request at a time on each — 2026-07-28 requests, or with `--legacy` the
+//! requests of one 2025-11-25 session it opens first — to a server already listening there,
 //! or, given a server command too, to one it starts and waits for.
 //!
 //! For a server it started (both transports) it also reports the server's start-up time to
@@ -49,7 +50,7 @@ pub(crate) struct Cli {
     concurrency: u32,
     /// Load the `http://` MCP endpoint: a server already listening there, or, with a server
     /// command, one started here that will listen there.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["concurrency", "legacy"])]
+    #[arg(long, value_name = "URL", conflicts_with = "concurrency")]
     url: Option<String>,
     /// Keep-alive HTTP/1.1 connections, each with one request at a time (with `--url`) [default: 1].
     #[arg(long, requires = "url", value_parser = clap::value_parser!(u32).range(1..))]
@@ -60,7 +61,8 @@ pub(crate) struct Cli {
     /// Length of the echoed text, in bytes.
     #[arg(long, default_value_t = 16)]
     text_bytes: usize,
-    /// Open a legacy session with `initialize` instead of sending the 2026-07-28 `_meta` (stdio).
+    /// Open a legacy (2025-11-25) session with `initialize` instead of sending 2026-07-28
+    /// requests (over HTTP: one session, named by every connection's requests).
     #[arg(long)]
     legacy: bool,
     /// Print one JSON object instead of the human-readable summary.
@@ -154,6 +156,7 @@ fn main() -> ExitCode {
 
 fn print_human(r: &Report) {
     let mode = match (r.transport, r.mode) {
+        ("http", "legacy") => "legacy (one initialize session, Mcp-Session-Id) over HTTP/1.1 keep-alive",
         ("http", _) => "modern (2026-07-28 _meta and Mcp-* headers) over HTTP/1.1 keep-alive",
         (_, "legacy") => "legacy (initialize session)",
         _ => "modern (2026-07-28 _meta)",
@@ -248,7 +251,7 @@ mod tests {
         };
         assert!(with(&["--connections", "0"]).is_err());
         assert!(with(&["--concurrency", "4"]).is_err());
-        assert!(with(&["--legacy"]).is_err());
+        assert!(with(&["--legacy"]).is_ok(), "a legacy session over HTTP is a mode of its own");
         assert!(Cli::try_parse_from(["mcp-load", "--connections", "4", "--", "srv"]).is_err());
         assert!(Cli::try_parse_from(["mcp-load", "--connections", "4"]).is_err());
     }
