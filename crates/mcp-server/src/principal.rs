@@ -3,16 +3,13 @@
 //!
 //! The transport authenticates before any JSON-RPC processing and hands the principal to the
 //! router with the request ([`Server::handle_request_as`](crate::Server::handle_request_as));
-//! handlers read it with the [`Principal`] extractor (auth required) or `Option<Principal>`
+//! handlers read it with the [`Principal`] extractor (its `FromCall` is in `extract`, with the others) (auth required) or `Option<Principal>`
 //! (auth optional). The access token itself is never part of it: a server must not pass the
 //! client's token through to anything else.
 
 use std::sync::Arc;
 
 use mcp_types::JsonObject;
-
-use crate::call::Call;
-use crate::extract::{FromCall, Rejection};
 
 /// The authenticated caller of a request, as its access token describes it.
 ///
@@ -68,24 +65,6 @@ impl Principal {
     /// A claim by name.
     pub fn claim(&self, name: &str) -> Option<&mcp_types::JsonValue> {
         self.claims.get(name)
-    }
-}
-
-impl FromCall for Principal {
-    fn from_call(call: &Call) -> Result<Self, Rejection> {
-        call.principal.as_deref().cloned().ok_or_else(|| {
-            Rejection::Internal(
-                "this handler needs an authenticated principal, but the request was not authenticated \
-                 (turn authorization on in the HTTP transport, or take Option<Principal>)"
-                    .to_owned(),
-            )
-        })
-    }
-}
-
-impl FromCall for Option<Principal> {
-    fn from_call(call: &Call) -> Result<Self, Rejection> {
-        Ok(call.principal.as_deref().cloned())
     }
 }
 

@@ -56,7 +56,7 @@ impl Ctx<'_> {
 
     fn call(&self, asks: Arc<AskState>, arguments: Option<JsonObject>, uri: Option<String>) -> Call {
         Call {
-            server: self.server.inner.clone(),
+            server: self.server.inner.context.clone(),
             mode: self.mode.clone(),
             version: self.version,
             meta: self.meta.clone(),
