@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 
 /// A change the server announces to subscribed clients.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Change {
     /// The tool list changed.
     Tools,

@@ -28,6 +28,7 @@ use crate::sink::MessageSink;
 
 /// Why an extractor could not produce its value.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Rejection {
     /// The arguments do not fit the handler's argument type (a tool error, `-32602` for a
     /// prompt).

@@ -32,6 +32,7 @@ use crate::sink::MessageSink;
 
 /// Why asking the client failed.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum AskError {
     /// The client did not declare the capability (legacy sessions; modern requests fail with
     /// `-32021` instead).

@@ -95,7 +95,7 @@ mod tests {
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}},
             "name": tool, "arguments": {}}});
-        let options = DecodeOptions { allow_batch: false, accept_responses: false };
+        let options = DecodeOptions::new().with_accept_responses(false);
         let Ok(Message::Request(request)) = mcp_types::decode_message(body.to_string().as_bytes(), options)
         else {
             panic!("not a request")

@@ -23,6 +23,7 @@ use crate::tools::{RegistrationError, Tools};
 /// Why a server could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("the server definition is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+#[non_exhaustive]
 pub struct BuildError(pub Vec<RegistrationError>);
 
 pub(crate) struct ServerInner {

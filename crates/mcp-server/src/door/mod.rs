@@ -79,7 +79,7 @@ pub fn unframed(error: ErrorObject, session: Option<&SessionHandle>) -> Reply {
 /// Decodes `bytes` and classifies a request. `batches`: whether the connection's revision
 /// allows a batch (2025-03-26).
 pub fn receive(bytes: &[u8], batches: bool) -> Result<Inbound, Unreadable> {
-    let options = DecodeOptions { allow_batch: batches, accept_responses: true };
+    let options = DecodeOptions::new().with_allow_batch(batches);
     Ok(match mcp_types::decode(bytes, options).map_err(Unreadable)? {
         Incoming::Single(message) => inbound(message),
         Incoming::Batch(items) => Inbound::Batch(items),

@@ -276,7 +276,8 @@ impl Server {
             CompletionReference::ResourceTemplate(t) => {
                 completions.templates.get(&(t.uri.clone(), params.argument.name.clone())).cloned()
             }
-            CompletionReference::Unknown(_) => {
+            // `Unknown`, and any reference kind a later mcp-types knows but this server does not.
+            _ => {
                 return Err(Failure::after_dispatch(ErrorObject::invalid_params(
                     "unknown completion reference type",
                 )));
