@@ -47,6 +47,61 @@ while IFS= read -r f; do
   fi
 done < <(find crates -name '*.rs')
 
+# Invariant: mcp-server's modules form layers (docs/ARCHITECTURE.md, "mcp-server's layers"): a
+# module names only modules below it in this order, bottom first, so they form no cycle. Modules
+# name each other by path (`crate::module::Item`), never through the crate root's re-exports
+# (`crate::Item` would hide which module it comes from). Comments (doc links) and unit-test
+# modules are not part of the layering; a module missing from the list fails, so a new one is
+# placed on purpose.
+layers="sink schema uri_template principal session connection request_state door::classify door::reply
+        context call extract peer handler
+        tools completion resources prompts
+        config server
+        router
+        door stdio_pipes stdio"
+server_src=crates/mcp-server/src
+while IFS= read -r f; do
+  rel=${f#"$server_src"/}
+  case "$rel" in
+    lib.rs | *tests.rs) continue ;;
+    door/classify.rs | door/reply.rs) unit="door::${rel#door/}" unit=${unit%.rs} ;;
+    */*) unit=${rel%%/*} ;;
+    *) unit=${rel%.rs} ;;
+  esac
+  if ! hits=$(awk -v unit="$unit" -v layers="$layers" -v file="$f" '
+    BEGIN {
+      n = split(layers, order, /[ \n]+/); for (i = 1; i <= n; i++) if (order[i] != "") rank[order[i]] = i
+      if (!(unit in rank)) { printf "%s: module %s is not placed in the layers\n", file, unit; bad = 1; exit }
+    }
+    /^[ \t]*#\[cfg\(test\)\]/ { cfg_test = 1; next }
+    cfg_test && /^[ \t]*(pub(\([a-z]+\))? )?mod [a-z_]+/ { exit }
+    { cfg_test = 0 }
+    {
+      line = $0
+      sub(/^[ \t]*\/\/.*/, "", line)
+      sub(/[ \t]\/\/.*/, "", line)
+      while (match(line, /(crate|super)::(\{|[A-Za-z_][A-Za-z0-9_]*(::[a-z_][a-z0-9_]*)?)/)) {
+        ref = substr(line, RSTART, RLENGTH)
+        line = substr(line, RSTART + RLENGTH)
+        if (ref ~ /^super::/) {
+          if (unit !~ /::/) continue
+          target = unit; sub(/::.*/, "", target)
+        } else {
+          target = substr(ref, 8)
+          if (target ~ /^[{A-Z]/) { printf "%s:%d: names an item through the crate root (%s): name its module\n", file, NR, ref; bad = 1; continue }
+          if (target !~ /^door::(classify|reply)$/) sub(/::.*/, "", target)
+        }
+        if (!(target in rank)) { printf "%s:%d: %s is not placed in the layers\n", file, NR, target; bad = 1; continue }
+        if (target != unit && rank[target] > rank[unit]) { printf "%s:%d: %s names %s, which is above it\n", file, NR, unit, target; bad = 1 }
+      }
+    }
+    END { exit bad }' "$f"); then
+    echo "invariant broken: mcp-server's layers (docs/ARCHITECTURE.md):" >&2
+    echo "$hits" >&2
+    fail=1
+  fi
+done < <(find "$server_src" -name '*.rs' | sort)
+
 # Invariant: the repository stands alone. Nothing tracked refers to the team's working folder
 # beside the repository, climbs out of the repository, or names a machine's absolute path; every
 # document a comment or doc cites is one the repository has. (This file is the only one allowed

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use mcp_types::{DecodeOptions, Incoming, decode};
 
 fuzz_target!(|data: &[u8]| {
-    let options = DecodeOptions { allow_batch: true, accept_responses: true };
+    let options = DecodeOptions::new().with_allow_batch(true);
     let Ok(incoming) = decode(data, options) else { return };
     let messages = match incoming {
         Incoming::Single(m) => vec![m],

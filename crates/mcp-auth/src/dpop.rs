@@ -100,6 +100,7 @@ pub fn proof_at(
 
 /// What a received proof must match.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ProofCheck<'a> {
     /// The request's method (compared exactly, so use the method as sent: `POST`).
     pub htm: &'a str,
@@ -119,6 +120,64 @@ pub struct ProofCheck<'a> {
     pub now: Option<SystemTime>,
     /// Accepted signature algorithms.
     pub allowed: &'a [Algorithm],
+}
+
+impl<'a> ProofCheck<'a> {
+    /// Sets [`htm`](Self::htm).
+    #[must_use]
+    pub fn with_htm(mut self, htm: &'a str) -> Self {
+        self.htm = htm;
+        self
+    }
+
+    /// Sets [`htu`](Self::htu).
+    #[must_use]
+    pub fn with_htu(mut self, htu: &'a str) -> Self {
+        self.htu = htu;
+        self
+    }
+
+    /// Sets [`access_token`](Self::access_token).
+    #[must_use]
+    pub fn with_access_token(mut self, access_token: Option<&'a str>) -> Self {
+        self.access_token = access_token;
+        self
+    }
+
+    /// Sets [`expected_jkt`](Self::expected_jkt).
+    #[must_use]
+    pub fn with_expected_jkt(mut self, expected_jkt: Option<&'a str>) -> Self {
+        self.expected_jkt = expected_jkt;
+        self
+    }
+
+    /// Sets [`nonce`](Self::nonce).
+    #[must_use]
+    pub fn with_nonce(mut self, nonce: Option<&'a str>) -> Self {
+        self.nonce = nonce;
+        self
+    }
+
+    /// Sets [`max_age`](Self::max_age).
+    #[must_use]
+    pub fn with_max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// Sets [`now`](Self::now).
+    #[must_use]
+    pub fn with_now(mut self, now: Option<SystemTime>) -> Self {
+        self.now = now;
+        self
+    }
+
+    /// Sets [`allowed`](Self::allowed).
+    #[must_use]
+    pub fn with_allowed(mut self, allowed: &'a [Algorithm]) -> Self {
+        self.allowed = allowed;
+        self
+    }
 }
 
 impl<'a> ProofCheck<'a> {
@@ -150,6 +209,7 @@ pub struct ProofInfo {
 
 /// Why a DPoP proof was refused. The texts never contain the proof, a token or key material.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DpopError {
     /// The proof is not a usable JWS (size, shape, algorithm, signature, ...).
     #[error("invalid DPoP proof: {0}")]

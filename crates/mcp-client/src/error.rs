@@ -23,6 +23,7 @@ pub enum Outcome {
 
 /// Which bound of [`ListLimits`](crate::ListLimits) a listing passed, and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ListingBound {
     /// The bytes of all pages' results together ([`ListLimits::max_bytes`](crate::ListLimits::max_bytes)).
     Bytes(usize),
@@ -44,6 +45,7 @@ impl std::fmt::Display for ListingBound {
 
 /// Why a client call failed.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server answered with a JSON-RPC error.
     #[error("server error {}: {}", .0.code, .0.message)]

@@ -366,7 +366,7 @@ async fn time_spent_authorizing_does_not_count_against_the_timeouts() {
         let _ = axum::serve(listener, app).await;
     }));
     let auth = Arc::new(SlowLogin { granted: false.into() });
-    let config = HttpConfig { auth: Some(auth), ..HttpConfig::new(format!("http://{addr}/mcp")) };
+    let config = HttpConfig::new(format!("http://{addr}/mcp")).auth(auth);
     // Every timeout is shorter than the login.
     let client = bounded(
         "connect",

@@ -137,12 +137,12 @@ async fn an_endless_listing_of_many_items_stops_at_the_item_bound() {
 async fn list_limits_are_set_per_client_and_per_call() {
     let served = Arc::new(AtomicUsize::new(0));
     let (fake, rx) = endless(TransportKind::Stdio, 1, 0, served.clone());
-    let limits = ListLimits { max_pages: 3, ..ListLimits::default() };
+    let limits = ListLimits::default().with_max_pages(3);
     let client = builder().list_limits(limits).connect_transport(fake, rx, "fake").await.unwrap();
     let error = client.list_all_tools().await.unwrap_err();
     assert_eq!(bound_of(&error), ListingBound::Pages(3));
     assert_eq!(served.swap(0, Ordering::SeqCst), 3);
-    let options = RequestOptions::new().list_limits(ListLimits { max_bytes: 100, ..ListLimits::default() });
+    let options = RequestOptions::new().list_limits(ListLimits::default().with_max_bytes(100));
     let error = client.list_all_tools_with(&options).await.unwrap_err();
     assert_eq!(bound_of(&error), ListingBound::Bytes(100));
     assert_eq!(served.load(Ordering::SeqCst), 1, "the first page alone is over 100 bytes");

@@ -45,10 +45,10 @@ fn stuck_elicitations(running: Arc<AtomicUsize>) -> Handlers {
 #[tokio::test]
 async fn a_queue_limit_of_zero_is_refused_with_an_error_naming_it() {
     for (name, limits) in [
-        ("inbound", QueueLimits { inbound: 0, ..QueueLimits::default() }),
-        ("call_events", QueueLimits { call_events: 0, ..QueueLimits::default() }),
-        ("subscription_events", QueueLimits { subscription_events: 0, ..QueueLimits::default() }),
-        ("server_requests", QueueLimits { server_requests: 0, ..QueueLimits::default() }),
+        ("inbound", QueueLimits::default().with_inbound(0)),
+        ("call_events", QueueLimits::default().with_call_events(0)),
+        ("subscription_events", QueueLimits::default().with_subscription_events(0)),
+        ("server_requests", QueueLimits::default().with_server_requests(0)),
     ] {
         let (fake, rx) = Fake::new(TransportKind::Stdio, Box::new(|_| Reply::Nothing));
         let error = builder(limits).connect_transport(fake, rx, "fake").await.unwrap_err();
@@ -61,7 +61,7 @@ async fn a_queue_limit_of_zero_is_refused_with_an_error_naming_it() {
 async fn the_inbound_channel_holds_its_configured_size_then_holds_the_server_back() {
     const INBOUND: usize = 5;
     let running = Arc::new(AtomicUsize::new(0));
-    let limits = QueueLimits { inbound: INBOUND, server_requests: 1, ..QueueLimits::default() };
+    let limits = QueueLimits::default().with_inbound(INBOUND).with_server_requests(1);
     let client_builder = builder(limits).handlers(stuck_elicitations(running.clone()));
     // Answers to the server never finish sending (a server that stopped reading): the one
     // refusal the client may queue waits behind the one being sent, and the engine's reading
@@ -104,7 +104,7 @@ async fn a_calls_notifications_past_its_configured_queue_are_dropped_and_counted
     const INBOUND: usize = 4;
     let captured = Captured::default();
     let _log = captured.install("mcp_client=warn");
-    let limits = QueueLimits { call_events: CALL_EVENTS, inbound: INBOUND, ..QueueLimits::default() };
+    let limits = QueueLimits::default().with_call_events(CALL_EVENTS).with_inbound(INBOUND);
     let client_builder = builder(limits);
     // Every notification and the answer are pushed while the call is still sending, so none is
     // taken before the answer is in.
@@ -170,7 +170,7 @@ async fn a_subscriptions_events_past_its_configured_queue_are_dropped_and_counte
             _ => Reply::Nothing,
         }),
     );
-    let limits = QueueLimits { subscription_events: EVENTS, ..QueueLimits::default() };
+    let limits = QueueLimits::default().with_subscription_events(EVENTS);
     let client = builder(limits).connect_transport(fake.clone(), rx, "fake").await.unwrap();
     let filter = mcp_types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
     let mut sub = client.listen(filter).await.unwrap();
@@ -271,7 +271,7 @@ async fn server_requests_past_the_limit_are_refused_at_once_and_the_clients_call
     /// slack, well under what the flood would hold unbounded.
     const MARGIN: u64 = 8 * 1024 * 1024;
     let running = Arc::new(AtomicUsize::new(0));
-    let limits = QueueLimits { server_requests: LIMIT, ..QueueLimits::default() };
+    let limits = QueueLimits::default().with_server_requests(LIMIT);
     let client_builder = ClientBuilder::new("test-client", "1.0.0")
         .pin_version(ProtocolVersion::V2025_11_25)
         .queue_limits(limits)

@@ -25,10 +25,9 @@ fn sh(script: &str) -> StdioCommand {
 }
 
 fn short_timeouts() -> ShutdownTimeouts {
-    ShutdownTimeouts {
-        after_stdin_close: Duration::from_millis(200),
-        after_sigterm: Duration::from_millis(200),
-    }
+    ShutdownTimeouts::default()
+        .with_after_stdin_close(Duration::from_millis(200))
+        .with_after_sigterm(Duration::from_millis(200))
 }
 
 fn start(cmd: StdioCommand) -> (Arc<StdioTransport>, InboundReceiver) {
@@ -390,11 +389,10 @@ async fn a_child_closing_its_stdout_is_ended() {
 
 #[tokio::test]
 async fn restart_after_a_crash() {
-    let policy = RestartPolicy {
-        max_restarts: 5,
-        initial_backoff: Duration::from_millis(10),
-        max_backoff: Duration::from_millis(100),
-    };
+    let policy = RestartPolicy::default()
+        .with_max_restarts(5)
+        .with_initial_backoff(Duration::from_millis(10))
+        .with_max_backoff(Duration::from_millis(100));
     // Each child announces its pid, echoes one line and exits.
     let script = r#"echo "{\"pid\":$$}"; IFS= read -r line; printf '%s\n' "$line"; exit 1"#;
     let (transport, mut rx) = start(sh(script).restart(policy));
@@ -432,11 +430,10 @@ async fn restart_after_a_crash() {
 
 #[tokio::test]
 async fn restarts_are_given_up_after_the_limit() {
-    let policy = RestartPolicy {
-        max_restarts: 2,
-        initial_backoff: Duration::from_millis(10),
-        max_backoff: Duration::from_millis(20),
-    };
+    let policy = RestartPolicy::default()
+        .with_max_restarts(2)
+        .with_initial_backoff(Duration::from_millis(10))
+        .with_max_backoff(Duration::from_millis(20));
     let (transport, mut rx) = start(sh("exit 7").restart(policy));
     for _ in 0..2 {
         assert!(matches!(next(&mut rx).await, Inbound::Restarted { error: TransportError::Exited(_) }));
@@ -469,10 +466,9 @@ async fn close_kills_a_child_that_ignores_stdin_and_sigterm() {
 async fn close_stops_a_child_honouring_sigterm() {
     // Ignores stdin; SIGTERM reaches the foreground `sleep` (same group) and the trap exits.
     let script = r#"trap "exit 0" TERM; echo '{}'; while :; do sleep 1; done"#;
-    let timeouts = ShutdownTimeouts {
-        after_stdin_close: Duration::from_millis(200),
-        after_sigterm: Duration::from_secs(60),
-    };
+    let timeouts = ShutdownTimeouts::default()
+        .with_after_stdin_close(Duration::from_millis(200))
+        .with_after_sigterm(Duration::from_secs(60));
     let (transport, mut rx) = start(sh(script).shutdown_timeouts(timeouts));
     let pid = transport.pid().expect("a pid");
     next_message(&mut rx).await;
@@ -485,10 +481,9 @@ async fn close_stops_a_child_honouring_sigterm() {
 
 #[tokio::test]
 async fn close_lets_cat_exit_on_end_of_input() {
-    let timeouts = ShutdownTimeouts {
-        after_stdin_close: Duration::from_secs(60),
-        after_sigterm: Duration::from_secs(60),
-    };
+    let timeouts = ShutdownTimeouts::default()
+        .with_after_stdin_close(Duration::from_secs(60))
+        .with_after_sigterm(Duration::from_secs(60));
     let (transport, mut rx) = start(StdioCommand::new("cat").shutdown_timeouts(timeouts));
     let pid = transport.pid().expect("a pid");
     send(&transport, "{}").await.unwrap();

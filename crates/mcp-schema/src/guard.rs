@@ -14,7 +14,23 @@ use serde_json::Value;
 /// Bounds for [`check_complexity`].
 ///
 /// The defaults are the limits docs/DECISIONS.md sets for a peer-supplied schema.
+///
+/// `#[non_exhaustive]`: built from `Default` and the `with_*` setters.
+///
+/// ```
+/// let limits = mcp_schema::Limits::default().with_max_depth(8);
+/// assert_eq!(limits.max_depth, 8);
+/// let deep = serde_json::json!({"items": {"items": {"items": {"items": {"items": {
+///     "items": {"items": {"items": {"items": {"type": "string"}}}}}}}}}});
+/// assert!(mcp_schema::check_complexity(&deep, &limits).is_err());
+/// assert!(mcp_schema::check_complexity(&deep, &mcp_schema::Limits::default()).is_ok());
+/// ```
+///
+/// ```compile_fail
+/// let limits = mcp_schema::Limits { max_depth: 8, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest serialized (compact JSON) size in bytes. Default 256 KiB (262,144).
     pub max_bytes: usize,
@@ -33,6 +49,43 @@ pub struct Limits {
     pub max_pattern_len: usize,
 }
 
+impl Limits {
+    /// Sets [`max_bytes`](Self::max_bytes).
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Sets [`max_depth`](Self::max_depth).
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// Sets [`max_subschemas`](Self::max_subschemas).
+    #[must_use]
+    pub fn with_max_subschemas(mut self, max_subschemas: usize) -> Self {
+        self.max_subschemas = max_subschemas;
+        self
+    }
+
+    /// Sets [`max_ref_expansion`](Self::max_ref_expansion).
+    #[must_use]
+    pub fn with_max_ref_expansion(mut self, max_ref_expansion: u64) -> Self {
+        self.max_ref_expansion = max_ref_expansion;
+        self
+    }
+
+    /// Sets [`max_pattern_len`](Self::max_pattern_len).
+    #[must_use]
+    pub fn with_max_pattern_len(mut self, max_pattern_len: usize) -> Self {
+        self.max_pattern_len = max_pattern_len;
+        self
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -48,6 +101,7 @@ impl Default for Limits {
 /// Why a schema was judged too complex. Each check stops as soon as its limit is passed, so a
 /// reported count is where counting stopped: more than the limit, not necessarily the total.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ComplexityError {
     /// The serialized schema is larger than [`Limits::max_bytes`].
     #[error("schema too large: over {limit} bytes (counted {bytes})")]

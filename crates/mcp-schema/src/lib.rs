@@ -35,6 +35,7 @@ impl std::fmt::Debug for Schema {
 
 /// Why a schema could not be compiled.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum SchemaError {
     /// The schema is not a valid JSON Schema, or refers to something outside itself.
     #[error("invalid JSON Schema: {0}")]
@@ -47,6 +48,7 @@ pub enum SchemaError {
 /// One violation of a schema by an instance.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}{}", if path.is_empty() { String::new() } else { format!(" (at {path})") })]
+#[non_exhaustive]
 pub struct Violation {
     /// What is wrong.
     pub message: String,

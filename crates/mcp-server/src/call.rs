@@ -9,7 +9,9 @@ use mcp_types::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::server::ServerInner;
+use crate::context::ServerContext;
+use crate::principal::{Principal, SharedPrincipal};
+use crate::request_state;
 use crate::session::SessionHandle;
 use crate::sink::MessageSink;
 
@@ -24,7 +26,9 @@ pub(crate) enum Mode {
 
 /// Everything a handler's extractors may read. Built by the router for each request.
 pub struct Call {
-    pub(crate) server: Arc<ServerInner>,
+    /// What the extractors read of the server: its state values, its change channel, the
+    /// limits they apply — never the server itself (docs/ARCHITECTURE.md, the layering).
+    pub(crate) server: Arc<ServerContext>,
     pub(crate) mode: Mode,
     pub(crate) version: ProtocolVersion,
     pub(crate) meta: RequestMeta,
@@ -38,7 +42,7 @@ pub struct Call {
     pub(crate) uri: Option<String>,
     pub(crate) uri_variables: BTreeMap<String, String>,
     /// The authenticated caller, when the transport authenticated the request.
-    pub(crate) principal: crate::principal::SharedPrincipal,
+    pub(crate) principal: SharedPrincipal,
 }
 
 impl Call {
@@ -58,7 +62,7 @@ impl Call {
     }
 
     /// The authenticated caller, when the transport authenticated the request.
-    pub fn principal(&self) -> Option<&crate::Principal> {
+    pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()
     }
 
@@ -76,9 +80,8 @@ impl Call {
     pub(crate) fn bind_request_state(&self) {
         if matches!(self.mode, Mode::Modern) {
             let asks = &self.asks;
-            asks.digest.get_or_init(|| {
-                crate::request_state::digest(asks.method, &asks.subject, self.arguments.as_ref())
-            });
+            asks.digest
+                .get_or_init(|| request_state::digest(asks.method, &asks.subject, self.arguments.as_ref()));
         }
     }
 }

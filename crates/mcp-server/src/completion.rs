@@ -9,6 +9,7 @@ use crate::handler::BoxFuture;
 
 /// What is being completed.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CompletionRequest {
     /// The argument (or template variable) name.
     pub argument: String,

@@ -20,11 +20,15 @@ use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{Call, Mode};
+use crate::context::Change;
+use crate::principal::Principal;
+use crate::schema::schema_for;
 use crate::session::SessionHandle;
 use crate::sink::MessageSink;
 
 /// Why an extractor could not produce its value.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum Rejection {
     /// The arguments do not fit the handler's argument type (a tool error, `-32602` for a
     /// prompt).
@@ -71,7 +75,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallLast for Args<T>
     }
 
     fn input_schema() -> Option<JsonObject> {
-        Some(crate::schema::schema_for::<T>())
+        Some(schema_for::<T>())
     }
 }
 
@@ -278,11 +282,11 @@ impl Log {
 /// Announces changes (tool, prompt or resource lists, resource updates) from inside a handler,
 /// without holding the [`Server`](crate::Server) itself.
 #[derive(Clone)]
-pub struct Notifier(pub(crate) tokio::sync::broadcast::Sender<crate::Change>);
+pub struct Notifier(pub(crate) tokio::sync::broadcast::Sender<Change>);
 
 impl Notifier {
     /// Announces a change to every subscribed client.
-    pub fn notify(&self, change: crate::Change) {
+    pub fn notify(&self, change: Change) {
         // No receivers is not an error: nobody is listening.
         let _ = self.0.send(change);
     }
@@ -316,5 +320,38 @@ impl ResponseStream {
 impl FromCall for ResponseStream {
     fn from_call(call: &Call) -> Result<Self, Rejection> {
         Ok(ResponseStream(call.sink.clone()))
+    }
+}
+
+impl Call {
+    /// Runs an extractor against this call (for dynamic tools registered with
+    /// [`Tools::add_dyn`](crate::Tools::add_dyn)).
+    pub fn extract<E: FromCall>(&self) -> Result<E, Rejection> {
+        E::from_call(self)
+    }
+
+    /// Takes the arguments (for dynamic tools).
+    pub fn arguments(&mut self) -> JsonObject {
+        // The handler may extract a `Peer` and ask the client after this: bind the state now.
+        self.bind_request_state();
+        self.arguments.take().unwrap_or_default()
+    }
+}
+
+impl FromCall for Principal {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        call.principal.as_deref().cloned().ok_or_else(|| {
+            Rejection::Internal(
+                "this handler needs an authenticated principal, but the request was not authenticated \
+                 (turn authorization on in the HTTP transport, or take Option<Principal>)"
+                    .to_owned(),
+            )
+        })
+    }
+}
+
+impl FromCall for Option<Principal> {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(call.principal.as_deref().cloned())
     }
 }

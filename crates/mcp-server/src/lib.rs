@@ -38,7 +38,9 @@
 
 mod call;
 mod completion;
+mod config;
 mod connection;
+mod context;
 pub mod door;
 mod extract;
 mod handler;
@@ -60,7 +62,9 @@ pub mod uri_template;
 
 pub use call::Call;
 pub use completion::{CompletionRequest, Completions};
+pub use config::{CachePolicy, ServerConfig};
 pub use connection::{Connection, DuplicateId, InFlight};
+pub use context::Change;
 pub use door::{Classified, Refusal, Reply};
 pub use extract::{
     Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection,
@@ -73,24 +77,9 @@ pub use prompts::{IntoPromptResult, PromptError, Prompts};
 pub use request_state::{StateError, StateKey};
 pub use resources::{Blob, IntoContents, ResourceError, Resources, Uri, UriVars};
 pub use schema::{object_schema, schema_for};
-pub use server::{BuildError, CachePolicy, Change, Server, ServerBuilder, ServerConfig};
+pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LegacySession, PeerAnswer, SessionClosed, SessionHandle};
 pub use sink::{ChannelSink, MessageSink, NullSink, SendFuture};
 /// The cancellation token transports hand to [`Server::handle_request`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{IntoToolResult, Json, RegistrationError, ToolError, Tools};
-
-impl Call {
-    /// Runs an extractor against this call (for dynamic tools registered with
-    /// [`Tools::add_dyn`]).
-    pub fn extract<E: FromCall>(&self) -> Result<E, Rejection> {
-        E::from_call(self)
-    }
-
-    /// Takes the arguments (for dynamic tools).
-    pub fn arguments(&mut self) -> mcp_types::JsonObject {
-        // The handler may extract a `Peer` and ask the client after this: bind the state now.
-        self.bind_request_state();
-        self.arguments.take().unwrap_or_default()
-    }
-}

@@ -25,11 +25,14 @@ use mcp_types::{
 use serde::de::DeserializeOwned;
 
 use crate::call::{AskState, Call, Mode};
-use crate::extract::FromCall;
+use crate::extract::{FromCall, Rejection};
+use crate::request_state;
 use crate::session::SessionClosed;
+use crate::sink::MessageSink;
 
 /// Why asking the client failed.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum AskError {
     /// The client did not declare the capability (legacy sessions; modern requests fail with
     /// `-32021` instead).
@@ -61,7 +64,7 @@ impl From<SessionClosed> for AskError {
 #[derive(Clone)]
 pub struct Peer {
     mode: Mode,
-    sink: Arc<dyn crate::sink::MessageSink>,
+    sink: Arc<dyn MessageSink>,
     capabilities: ClientCapabilities,
     asks: Arc<AskState>,
     /// How long a legacy server→client request waits for its answer.
@@ -69,7 +72,7 @@ pub struct Peer {
 }
 
 impl FromCall for Peer {
-    fn from_call(call: &Call) -> Result<Self, crate::extract::Rejection> {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
         // Asking is possible from here on; the arguments are still in the call (`Args`, the
         // one extractor that takes them, runs after every `FromCall`).
         call.bind_request_state();
@@ -78,7 +81,7 @@ impl FromCall for Peer {
             sink: call.sink.clone(),
             capabilities: call.client_capabilities.clone(),
             asks: call.asks.clone(),
-            timeout: call.server.config.peer_request_timeout,
+            timeout: call.server.peer_request_timeout,
         })
     }
 }
@@ -154,7 +157,7 @@ impl Peer {
         }
         if matches!(self.mode, Mode::Legacy(_)) && params.elicitation_id.is_none() {
             // 2025-11-25 requires an id to correlate `notifications/elicitation/complete`.
-            params.elicitation_id = Some(format!("{key}-{}", crate::request_state::nonce()));
+            params.elicitation_id = Some(format!("{key}-{}", request_state::nonce()));
         }
         self.ask::<Elicit>(
             key,

@@ -3,16 +3,13 @@
 //!
 //! The transport authenticates before any JSON-RPC processing and hands the principal to the
 //! router with the request ([`Server::handle_request_as`](crate::Server::handle_request_as));
-//! handlers read it with the [`Principal`] extractor (auth required) or `Option<Principal>`
+//! handlers read it with the [`Principal`] extractor (its `FromCall` is in `extract`, with the others) (auth required) or `Option<Principal>`
 //! (auth optional). The access token itself is never part of it: a server must not pass the
 //! client's token through to anything else.
 
 use std::sync::Arc;
 
 use mcp_types::JsonObject;
-
-use crate::call::Call;
-use crate::extract::{FromCall, Rejection};
 
 /// The authenticated caller of a request, as its access token describes it.
 ///
@@ -71,24 +68,6 @@ impl Principal {
     }
 }
 
-impl FromCall for Principal {
-    fn from_call(call: &Call) -> Result<Self, Rejection> {
-        call.principal.as_deref().cloned().ok_or_else(|| {
-            Rejection::Internal(
-                "this handler needs an authenticated principal, but the request was not authenticated \
-                 (turn authorization on in the HTTP transport, or take Option<Principal>)"
-                    .to_owned(),
-            )
-        })
-    }
-}
-
-impl FromCall for Option<Principal> {
-    fn from_call(call: &Call) -> Result<Self, Rejection> {
-        Ok(call.principal.as_deref().cloned())
-    }
-}
-
 /// A shared principal, as the router carries it.
 pub(crate) type SharedPrincipal = Option<Arc<Principal>>;
 
@@ -116,7 +95,7 @@ mod tests {
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                       "io.modelcontextprotocol/clientCapabilities": {}},
             "name": tool, "arguments": {}}});
-        let options = DecodeOptions { allow_batch: false, accept_responses: false };
+        let options = DecodeOptions::new().with_accept_responses(false);
         let Ok(Message::Request(request)) = mcp_types::decode_message(body.to_string().as_bytes(), options)
         else {
             panic!("not a request")

@@ -80,6 +80,7 @@ struct Payload {
 
 /// Why a request state was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// Not produced by this server's key, or altered.
     #[error("requestState failed integrity verification")]

@@ -91,6 +91,7 @@ pub struct Blob(pub Vec<u8>);
 
 /// A read failure.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ResourceError {
     /// No resource at this URI (answered as resource-not-found, with `data.uri`).
     NotFound,

@@ -1,108 +1,29 @@
-//! The server: its registries, configuration and the hub that announces changes.
+//! The server: its registries, its settings, and the context its requests' extractors share.
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use mcp_types::{
-    CacheScope, Implementation, PromptsCapability, ProtocolVersion, ResourcesCapability, ServerCapabilities,
-    ToolsCapability,
+    Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ToolsCapability,
 };
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::completion::Completions;
+use crate::config::ServerConfig;
+use crate::context::{Change, ServerContext, States};
+use crate::extract::Notifier;
 use crate::prompts::Prompts;
 use crate::request_state::StateKey;
 use crate::resources::Resources;
 use crate::tools::{RegistrationError, Tools};
 
-/// A change the server announces to subscribed clients.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// The tool list changed.
-    Tools,
-    /// The prompt list changed.
-    Prompts,
-    /// The resource list changed.
-    Resources,
-    /// The resource at this URI changed.
-    ResourceUpdated(String),
-}
-
-/// Caching hints for cacheable results (`ttlMs`, `cacheScope`; 2026-07-28).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CachePolicy {
-    /// Freshness of list results (`tools/list`, `prompts/list`, `resources/list`,
-    /// `resources/templates/list`, `server/discover`).
-    pub list_ttl: Duration,
-    /// Scope of list results.
-    pub list_scope: CacheScope,
-    /// Freshness of `resources/read` results.
-    pub read_ttl: Duration,
-    /// Scope of `resources/read` results.
-    pub read_scope: CacheScope,
-}
-
-impl Default for CachePolicy {
-    fn default() -> Self {
-        CachePolicy {
-            list_ttl: Duration::from_secs(300),
-            list_scope: CacheScope::Public,
-            read_ttl: Duration::ZERO,
-            read_scope: CacheScope::Private,
-        }
-    }
-}
-
-/// Server settings; every limit has the default of docs/DECISIONS.md.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Items per page of list results.
-    pub page_size: usize,
-    /// Caching hints.
-    pub cache: CachePolicy,
-    /// How long a tool call may run before it is cancelled.
-    pub tool_timeout: Duration,
-    /// How long an MRTR `requestState` stays valid.
-    pub request_state_ttl: Duration,
-    /// How long a legacy server→client request (sampling, elicitation) may wait for its answer.
-    pub peer_request_timeout: Duration,
-    /// Requests handled at once per connection (stdio back-pressure beyond it).
-    pub max_in_flight: usize,
-    /// Bytes of the requests in flight on a stdio connection, all together: past it the server
-    /// stops reading until answers free room (back-pressure). A single request larger than
-    /// this is still taken, alone.
-    pub max_bytes_in_flight: usize,
-    /// The most a legacy session keeps of its client's `initialize` (its `capabilities` and
-    /// `clientInfo`, as JSON): a larger `initialize` is refused with `-32602`, so what a session
-    /// holds is bounded by the server, not by the client (docs/DECISIONS.md).
-    pub max_client_info_bytes: usize,
-    /// Protocol versions served.
-    pub versions: Vec<ProtocolVersion>,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            page_size: 1000,
-            cache: CachePolicy::default(),
-            tool_timeout: Duration::from_secs(60),
-            request_state_ttl: Duration::from_secs(600),
-            peer_request_timeout: Duration::from_secs(300),
-            max_in_flight: 64,
-            max_bytes_in_flight: 64 * 1024 * 1024,
-            max_client_info_bytes: 64 * 1024,
-            versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
-        }
-    }
-}
-
 /// Why a server could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("the server definition is invalid: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+#[non_exhaustive]
 pub struct BuildError(pub Vec<RegistrationError>);
 
 pub(crate) struct ServerInner {
@@ -114,19 +35,15 @@ pub(crate) struct ServerInner {
     pub(crate) completions: Completions,
     pub(crate) config: ServerConfig,
     pub(crate) key: StateKey,
-    pub(crate) changes: broadcast::Sender<Change>,
+    /// What a request's extractors read of the server (its state values, its change channel).
+    pub(crate) context: Arc<ServerContext>,
     pub(crate) shutdown: CancellationToken,
-    states: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
 }
 
 impl ServerInner {
-    pub(crate) fn state<S: Clone + Send + Sync + 'static>(&self) -> Option<S> {
-        self.states.get(&TypeId::of::<S>()).and_then(|s| s.downcast_ref::<S>()).cloned()
-    }
-
     /// The capabilities this server declares, for `initialize` and `server/discover`.
     pub(crate) fn capabilities(&self, modern: bool) -> ServerCapabilities {
         let mut caps = ServerCapabilities::default();
@@ -252,12 +169,12 @@ impl Server {
     /// legacy sessions).
     pub fn notify(&self, change: Change) {
         // No receivers is not an error: nobody is listening.
-        let _ = self.inner.changes.send(change);
+        let _ = self.inner.context.changes.send(change);
     }
 
     /// A handle that announces changes, for code that should not hold the server.
-    pub fn notifier(&self) -> crate::Notifier {
-        crate::Notifier(self.inner.changes.clone())
+    pub fn notifier(&self) -> Notifier {
+        Notifier(self.inner.context.changes.clone())
     }
 
     /// Announces that the resource at `uri` changed.
@@ -281,7 +198,7 @@ pub struct ServerBuilder {
     completions: Completions,
     config: ServerConfig,
     key: Option<StateKey>,
-    states: HashMap<TypeId, Box<dyn Any + Send + Sync>>,
+    states: States,
     serve: [Option<bool>; 3],
 }
 
@@ -369,6 +286,7 @@ impl ServerBuilder {
             return Err(BuildError(errors));
         }
         let (changes, _) = broadcast::channel(256);
+        let context = ServerContext::new(self.states, changes, self.config.peer_request_timeout);
         let inner = ServerInner {
             serve_tools: self.serve[0].unwrap_or(!self.tools.is_empty()),
             serve_prompts: self.serve[1].unwrap_or(!self.prompts.is_empty()),
@@ -381,9 +299,8 @@ impl ServerBuilder {
             completions: self.completions,
             config: self.config,
             key: self.key.unwrap_or_else(StateKey::random),
-            changes,
+            context: Arc::new(context),
             shutdown: CancellationToken::new(),
-            states: self.states,
         };
         Ok(Server { inner: Arc::new(inner) })
     }

@@ -85,9 +85,18 @@ impl Server {
                         FrameError::InvalidUtf8 { .. } => {
                             ErrorObject::parse_error("the message is not UTF-8")
                         }
+                        // FrameError is non-exhaustive: a refusal it adds later is still a
+                        // refusal of this line alone.
+                        other => ErrorObject::invalid_request(other.to_string()),
                     };
                     send(&tx, &door::unframed(error, connection.session().as_ref())).await;
                     continue;
+                }
+                // ReadError is non-exhaustive: an error it adds later ends the connection, as
+                // an I/O error does.
+                Err(error) => {
+                    tracing::debug!(%error, "stdin read failed");
+                    break;
                 }
             };
             let session = connection.session();

@@ -217,7 +217,7 @@ async fn pagination_walks_every_page_in_order() {
     for i in 0..5 {
         tools = tools.add(&format!("t{i}"), "a tool", hello);
     }
-    let config = ServerConfig { page_size: 2, ..Default::default() };
+    let config = ServerConfig::default().with_page_size(2);
     let server = Server::builder("p", "1").tools(tools).config(config).build().unwrap();
     let mut p = Peer::start(server);
     let mut names = Vec::new();

@@ -31,7 +31,7 @@ async fn forever(State(dropped): State<Arc<AtomicBool>>) -> &'static str {
 #[tokio::test]
 async fn a_tool_past_its_timeout_is_a_tool_error_and_its_handler_is_dropped() {
     let dropped = Arc::new(AtomicBool::new(false));
-    let config = ServerConfig { tool_timeout: Duration::from_millis(200), ..ServerConfig::default() };
+    let config = ServerConfig::default().with_tool_timeout(Duration::from_millis(200));
     let server = Server::builder("limits", "1")
         .config(config)
         .state(dropped.clone())
@@ -58,7 +58,7 @@ async fn ask_roots(peer: mcp_server::Peer) -> String {
 
 #[tokio::test]
 async fn an_unanswered_legacy_request_to_the_client_is_abandoned_after_its_timeout() {
-    let config = ServerConfig { peer_request_timeout: Duration::from_millis(300), ..ServerConfig::default() };
+    let config = ServerConfig::default().with_peer_request_timeout(Duration::from_millis(300));
     let server = Server::builder("limits", "1")
         .config(config)
         .tools(Tools::new().add("ask_roots", "Asks the client for its roots", ask_roots))
@@ -104,7 +104,7 @@ async fn stdio_runs_at_most_max_in_flight_requests_and_reads_the_rest_later() {
         running: Arc::new(AtomicUsize::new(0)),
         most: Arc::new(AtomicUsize::new(0)),
     };
-    let config = ServerConfig { max_in_flight: 2, ..ServerConfig::default() };
+    let config = ServerConfig::default().with_max_in_flight(2);
     let server = Server::builder("limits", "1")
         .config(config)
         .state(gate.clone())
@@ -158,7 +158,7 @@ async fn stdio_holds_at_most_max_bytes_in_flight_of_requests_and_reads_the_rest_
         running: Arc::new(AtomicUsize::new(0)),
         most: Arc::new(AtomicUsize::new(0)),
     };
-    let config = ServerConfig { max_bytes_in_flight: 8 * 1024, ..ServerConfig::default() };
+    let config = ServerConfig::default().with_max_bytes_in_flight(8 * 1024);
     let server = Server::builder("limits", "1")
         .config(config)
         .state(gate.clone())
@@ -203,7 +203,7 @@ async fn an_initialize_larger_than_a_session_keeps_is_refused_and_opens_no_sessi
     async fn hello() -> &'static str {
         "hello"
     }
-    let config = ServerConfig { max_client_info_bytes: 4096, ..ServerConfig::default() };
+    let config = ServerConfig::default().with_max_client_info_bytes(4096);
     let server = Server::builder("limits", "1")
         .config(config)
         .tools(Tools::new().add("hello", "Says hello", hello))

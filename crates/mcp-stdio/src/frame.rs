@@ -54,6 +54,7 @@ impl AsRef<str> for Frame {
 /// decoder sends no reply itself; the intended JSON-RPC answers (error responses with a
 /// `null` id, since no request id could be read) are given per variant.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The line has more than `limit` bytes before its `\n` (a `\r` there counts too).
     ///

@@ -14,6 +14,7 @@ pub const READ_CHUNK: usize = 64 * 1024;
 
 /// Why [`FramedReader::next_frame`] yielded no frame.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// One line was not a frame; reading may go on with the next line.
     #[error(transparent)]

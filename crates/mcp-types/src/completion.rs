@@ -38,6 +38,7 @@ pub type ResourceReference = ResourceTemplateReference;
 
 /// What is being completed (`CompleteRequestParams.ref`), dispatched by `"type"`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CompletionReference {
     /// `"ref/prompt"`: an argument of a prompt.
     Prompt(PromptReference),

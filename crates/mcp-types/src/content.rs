@@ -304,6 +304,7 @@ impl<'de> Deserialize<'de> for ResourceContents {
 /// A content block (`ContentBlock`): what tool results, prompt messages and tool-result
 /// content carry. Dispatched by `"type"`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ContentBlock {
     /// `"text"`.
     Text(TextContent),
@@ -439,6 +440,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
 /// A block of a sampling message (`SamplingMessageContentBlock`): text, image, audio, or the
 /// tool-use pair of 2025-11-25 and later. Dispatched by `"type"`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum SamplingContentBlock {
     /// `"text"`.
     Text(TextContent),

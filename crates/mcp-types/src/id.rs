@@ -53,6 +53,7 @@ impl RequestId {
 
 /// Why a JSON value is not an acceptable request id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum IdError {
     /// `null` ids are forbidden by MCP.
     #[error("request id must not be null")]

@@ -186,6 +186,7 @@ pub type UnsubscribeRequest = JsonRpcRequest<Unsubscribe>;
 /// A wire feature that some revisions have and others lack, with the revisions that have it
 /// (facts taken from each revision's `schema.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WireFeature {
     /// The `initialize` handshake, `ping`, `logging/setLevel`, `resources/subscribe`,
     /// `notifications/roots/list_changed`.

@@ -20,6 +20,7 @@ use crate::wire_struct;
 /// A request the server needs the client to fulfil (`InputRequest`), keyed by the server's
 /// name for it in [`InputRequests`].
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InputRequest {
     /// `elicitation/create`: ask the user.
     Elicit(InlineRequest<Elicit>),
@@ -76,6 +77,7 @@ impl<'de> Deserialize<'de> for InputRequest {
 // would add an allocation per answer to save stack space that is never held for long.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum InputResponse {
     /// The answer to `elicitation/create`.
     Elicit(ElicitResult),

@@ -6,6 +6,7 @@ use crate::{open_enum, wire_struct};
 open_enum! {
     /// The kind of a result (`ResultType`, 2026-07-28). Absent means `complete` (a legacy
     /// server); a value this revision does not define must be treated as invalid by clients.
+    #[non_exhaustive]
     pub enum ResultType {
         /// The request completed; the result holds the final content.
         Complete = "complete",
@@ -16,6 +17,7 @@ open_enum! {
 
 open_enum! {
     /// Who may cache a cacheable result (`cacheScope`), like HTTP `Cache-Control`.
+    #[non_exhaustive]
     pub enum CacheScope {
         /// No user-specific data: any client or intermediary may cache and share it.
         Public = "public",

@@ -17,6 +17,7 @@ use crate::{open_enum, wire_struct};
 open_enum! {
     /// Which servers' context the client should add to the prompt (`includeContext`).
     /// `thisServer` and `allServers` are deprecated; the client may ignore the request.
+    #[non_exhaustive]
     pub enum IncludeContext {
         /// No added context (the default).
         None = "none",
@@ -29,6 +30,7 @@ open_enum! {
 
 open_enum! {
     /// How the model may use tools (`ToolChoice.mode`).
+    #[non_exhaustive]
     pub enum ToolChoiceMode {
         /// The model decides (the default).
         Auto = "auto",
@@ -41,6 +43,7 @@ open_enum! {
 
 open_enum! {
     /// Why sampling stopped (`stopReason`, an open string).
+    #[non_exhaustive]
     pub enum StopReason {
         /// Natural end of the assistant's turn.
         EndTurn = "endTurn",

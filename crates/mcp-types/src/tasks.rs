@@ -33,6 +33,7 @@ wire_struct! {
 
 open_enum! {
     /// The state of a task (`TaskStatus`).
+    #[non_exhaustive]
     pub enum TaskStatus {
         /// The request is being processed.
         Working = "working",

@@ -109,6 +109,7 @@ wire_struct! {
 open_enum! {
     /// Whether a tool supports task-augmented execution (`ToolExecution.taskSupport`,
     /// 2025-11-25 only).
+    #[non_exhaustive]
     pub enum TaskSupport {
         /// The tool must not be called as a task (the default).
         Forbidden = "forbidden",

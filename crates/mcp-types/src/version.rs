@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// of); this type is what a known string parses into, and it answers the questions the rest of
 /// the stack asks about a revision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ProtocolVersion {
     /// 2024-11-05: the first revision; HTTP+SSE transport, no batches.
     V2024_11_05,

@@ -6,9 +6,9 @@ use mcp_types::{
     decode_message,
 };
 
-const STRICT: DecodeOptions = DecodeOptions { allow_batch: false, accept_responses: true };
-const SERVER: DecodeOptions = DecodeOptions { allow_batch: false, accept_responses: false };
-const BATCH: DecodeOptions = DecodeOptions { allow_batch: true, accept_responses: true };
+const STRICT: DecodeOptions = DecodeOptions::new();
+const SERVER: DecodeOptions = DecodeOptions::new().with_accept_responses(false);
+const BATCH: DecodeOptions = DecodeOptions::new().with_allow_batch(true);
 
 fn err(input: &str, options: DecodeOptions) -> mcp_types::DecodeError {
     match decode(input.as_bytes(), options) {

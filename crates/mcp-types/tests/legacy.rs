@@ -206,7 +206,7 @@ fn legacy_error_codes_and_batches() {
     support::assert_valid("2025-03-26", "JSONRPCBatchRequest", &batch);
     let bytes = serde_json::to_vec(&batch).unwrap();
     for v in ProtocolVersion::ALL {
-        let options = DecodeOptions { allow_batch: v.allows_batches(), accept_responses: true };
+        let options = DecodeOptions::new().with_allow_batch(v.allows_batches());
         match decode(&bytes, options) {
             Ok(Incoming::Batch(items)) => {
                 assert_eq!(v, ProtocolVersion::V2025_03_26);

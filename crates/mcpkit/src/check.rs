@@ -52,10 +52,9 @@ pub(crate) fn run(args: Args) -> ExitCode {
 
 /// Reads everything, writes one report line per item, returns how many were malformed.
 fn check(mut input: impl Read, args: &Args, out: &mut impl Write) -> io::Result<usize> {
-    let options = DecodeOptions {
-        allow_batch: args.protocol_version.allows_batches(),
-        accept_responses: !args.requests_only,
-    };
+    let options = DecodeOptions::new()
+        .with_allow_batch(args.protocol_version.allows_batches())
+        .with_accept_responses(!args.requests_only);
     let mut decoder = LineDecoder::new(args.max_line);
     let mut chunk = vec![0u8; mcp_stdio::READ_CHUNK];
     let mut bad = 0;
@@ -98,6 +97,8 @@ fn check(mut input: impl Read, args: &Args, out: &mut impl Write) -> io::Result<
                         FrameError::ByteOrderMark | FrameError::InvalidUtf8 { .. } => {
                             mcp_types::code::PARSE_ERROR
                         }
+                        // A refusal a later mcp-stdio adds (non-exhaustive).
+                        _ => mcp_types::code::INVALID_REQUEST,
                     };
                     error_report(code, &e.to_string())
                 }

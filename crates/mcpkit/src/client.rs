@@ -359,6 +359,7 @@ async fn execute(
                     mcp_client::transport::TransportKind::Stdio => "stdio",
                     mcp_client::transport::TransportKind::StreamableHttp => "streamable-http",
                     mcp_client::transport::TransportKind::HttpSse => "http+sse",
+                    _ => "other",
                 },
                 "serverInfo": client.server_info(),
                 "serverVersions": client.server_versions(),
@@ -453,6 +454,8 @@ async fn execute(
                     SubscriptionEvent::Notification(n) => notification_json(&n)?,
                     SubscriptionEvent::Ended(Ok(())) => break,
                     SubscriptionEvent::Ended(Err(e)) => return Err(e.into()),
+                    // An event kind a later mcp-client adds (non-exhaustive): not shown.
+                    _ => continue,
                 };
                 output::event(json, &value)?;
             }

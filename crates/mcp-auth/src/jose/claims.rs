@@ -10,7 +10,24 @@ use crate::util::unix_seconds;
 ///
 /// `Default` checks nothing about issuer and audience (both lists empty), requires `exp`, and
 /// allows 60 s of clock skew. A resource server must fill in `issuers` and `audiences`.
+///
+/// `#[non_exhaustive]` (as is [`ProofCheck`](crate::dpop::ProofCheck)): built with
+/// [`Validation::new`] or `Default` and the `with_*` setters.
+///
+/// ```
+/// use mcp_auth::jose::{Validation, validate_claims};
+///
+/// let v = Validation::new("https://as.example", "https://rs.example").with_require_exp(false);
+/// let claims = serde_json::json!({"iss": "https://as.example", "aud": "https://rs.example"});
+/// assert!(validate_claims(claims.as_object().unwrap(), &v).is_ok());
+/// assert!(validate_claims(claims.as_object().unwrap(), &v.with_require_exp(true)).is_err());
+/// ```
+///
+/// ```compile_fail
+/// let v = mcp_auth::jose::Validation { require_exp: false, ..Default::default() };
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Validation {
     /// Accepted `iss` values, compared as exact strings. Empty: `iss` is not checked.
     pub issuers: Vec<String>,
@@ -24,6 +41,43 @@ pub struct Validation {
     pub require_exp: bool,
     /// The time to validate at; `None` is the current time.
     pub now: Option<SystemTime>,
+}
+
+impl Validation {
+    /// Sets [`issuers`](Self::issuers).
+    #[must_use]
+    pub fn with_issuers(mut self, issuers: Vec<String>) -> Self {
+        self.issuers = issuers;
+        self
+    }
+
+    /// Sets [`audiences`](Self::audiences).
+    #[must_use]
+    pub fn with_audiences(mut self, audiences: Vec<String>) -> Self {
+        self.audiences = audiences;
+        self
+    }
+
+    /// Sets [`leeway`](Self::leeway).
+    #[must_use]
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Sets [`require_exp`](Self::require_exp).
+    #[must_use]
+    pub fn with_require_exp(mut self, require_exp: bool) -> Self {
+        self.require_exp = require_exp;
+        self
+    }
+
+    /// Sets [`now`](Self::now).
+    #[must_use]
+    pub fn with_now(mut self, now: Option<SystemTime>) -> Self {
+        self.now = now;
+        self
+    }
 }
 
 impl Validation {
@@ -52,6 +106,7 @@ impl Default for Validation {
 
 /// Why claims were refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClaimsError {
     /// `iss` is none of the accepted issuers.
     #[error("token issued by an unexpected issuer")]

@@ -41,6 +41,7 @@ pub type JsonObject = serde_json::Map<String, serde_json::Value>;
 ///
 /// There is deliberately no `none` and no HMAC (`HS*`) member: parsing those names fails.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Algorithm {
     /// RSASSA-PKCS1-v1_5 with SHA-256.
     RS256,
@@ -147,6 +148,7 @@ impl<'de> Deserialize<'de> for Algorithm {
 
 /// Why a JOSE operation failed. The texts never contain a token, a signature or key material.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum JoseError {
     /// The token is longer than [`MAX_TOKEN_LEN`]; nothing of it was parsed.
     #[error("token longer than {MAX_TOKEN_LEN} bytes")]

@@ -81,6 +81,7 @@ use crate::transport::BoxFuture;
 
 /// How the client authenticates at the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum TokenAuthMethod {
     /// A public client: `client_id` in the request body.
     None,
@@ -263,6 +264,7 @@ impl fmt::Debug for EnterpriseIdp {
 
 /// How tokens are obtained.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub enum Grant {
     /// Authorization code with PKCE, through an [`AuthorizationPrompt`] (a user in a browser).
     /// Refresh tokens are used when issued.
@@ -291,6 +293,7 @@ impl fmt::Debug for Grant {
 
 /// When tokens are bound to a key with DPoP (RFC 9449).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum DpopPolicy {
     /// Never: bearer tokens only.
     Never,

@@ -13,6 +13,7 @@ use crate::error::ClientError;
 
 /// One event of a [`Subscription`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum SubscriptionEvent {
     /// The server confirmed what it will send (modern); on legacy sessions, what the server's
     /// capabilities allow.

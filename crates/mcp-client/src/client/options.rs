@@ -32,6 +32,7 @@ pub struct RequestOptions {
 /// bound the listing fails with [`ClientError::ListingTooLarge`](crate::ClientError::ListingTooLarge)
 /// naming it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ListLimits {
     /// The results' JSON text, all pages together (default 16 MiB: as much as one HTTP message
     /// may hold, [`HttpConfig::max_message_size`](crate::transport::http::HttpConfig)). A page is
@@ -41,6 +42,29 @@ pub struct ListLimits {
     pub max_items: usize,
     /// The pages (default 10,000): a server looping its cursor with empty pages stops here.
     pub max_pages: usize,
+}
+
+impl ListLimits {
+    /// Sets [`max_bytes`](Self::max_bytes).
+    #[must_use]
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Self {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// Sets [`max_items`](Self::max_items).
+    #[must_use]
+    pub fn with_max_items(mut self, max_items: usize) -> Self {
+        self.max_items = max_items;
+        self
+    }
+
+    /// Sets [`max_pages`](Self::max_pages).
+    #[must_use]
+    pub fn with_max_pages(mut self, max_pages: usize) -> Self {
+        self.max_pages = max_pages;
+        self
+    }
 }
 
 impl ListLimits {
@@ -67,7 +91,27 @@ impl Default for ListLimits {
 /// 1: a client built with a 0 refuses to connect with
 /// [`ClientError::InvalidConfig`](crate::ClientError::InvalidConfig) naming it (a queue of none
 /// would stall the first message forever, and silently raising it would hide the mistake).
+///
+/// `#[non_exhaustive]`, like every limit set of this crate ([`ListLimits`],
+/// [`RestartPolicy`](crate::transport::stdio::RestartPolicy),
+/// [`ShutdownTimeouts`](crate::transport::ShutdownTimeouts)): built from `Default` and the
+/// `with_*` setters.
+///
+/// ```
+/// use mcp_client::{ListLimits, QueueLimits};
+///
+/// let queues = QueueLimits::default().with_inbound(16).with_server_requests(4);
+/// assert_eq!((queues.inbound, queues.server_requests), (16, 4));
+/// assert_eq!(queues.call_events, QueueLimits::DEFAULT_CALL_EVENTS);
+/// let listing = ListLimits::default().with_max_pages(3);
+/// assert_eq!(listing.max_pages, 3);
+/// ```
+///
+/// ```compile_fail
+/// let queues = mcp_client::QueueLimits { inbound: 16, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct QueueLimits {
     /// Messages from the transport waiting for the client core (default 64). A transport waits
     /// for room before it reads on: past this the server is held back (a stdio child blocks on
@@ -88,6 +132,36 @@ pub struct QueueLimits {
     /// most as many of these refusals wait to be sent, past which reading waits for the
     /// transport to take them (back-pressure, as for `inbound`).
     pub server_requests: usize,
+}
+
+impl QueueLimits {
+    /// Sets [`inbound`](Self::inbound).
+    #[must_use]
+    pub fn with_inbound(mut self, inbound: usize) -> Self {
+        self.inbound = inbound;
+        self
+    }
+
+    /// Sets [`call_events`](Self::call_events).
+    #[must_use]
+    pub fn with_call_events(mut self, call_events: usize) -> Self {
+        self.call_events = call_events;
+        self
+    }
+
+    /// Sets [`subscription_events`](Self::subscription_events).
+    #[must_use]
+    pub fn with_subscription_events(mut self, subscription_events: usize) -> Self {
+        self.subscription_events = subscription_events;
+        self
+    }
+
+    /// Sets [`server_requests`](Self::server_requests).
+    #[must_use]
+    pub fn with_server_requests(mut self, server_requests: usize) -> Self {
+        self.server_requests = server_requests;
+        self
+    }
 }
 
 impl QueueLimits {

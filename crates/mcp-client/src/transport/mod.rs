@@ -128,6 +128,7 @@ pub struct RequestHeaders {
 
 /// Why one message could not be delivered, or why the transport ended.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransportError {
     /// The message never left: connection refused, child not running, write failed before any
     /// byte went out. The request was definitely not executed.
@@ -172,6 +173,7 @@ impl TransportError {
 
 /// Which wire family a transport is; the core adapts cancellation and headers to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TransportKind {
     /// Newline-delimited JSON over a child's stdin/stdout.
     Stdio,
@@ -228,11 +230,28 @@ pub trait Transport: Send + Sync + 'static {
 
 /// Bounded waits of a transport's shutdown.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct ShutdownTimeouts {
     /// After closing stdin, how long the child gets to exit by itself.
     pub after_stdin_close: Duration,
     /// After SIGTERM, how long before SIGKILL.
     pub after_sigterm: Duration,
+}
+
+impl ShutdownTimeouts {
+    /// Sets [`after_stdin_close`](Self::after_stdin_close).
+    #[must_use]
+    pub fn with_after_stdin_close(mut self, after_stdin_close: Duration) -> Self {
+        self.after_stdin_close = after_stdin_close;
+        self
+    }
+
+    /// Sets [`after_sigterm`](Self::after_sigterm).
+    #[must_use]
+    pub fn with_after_sigterm(mut self, after_sigterm: Duration) -> Self {
+        self.after_sigterm = after_sigterm;
+        self
+    }
 }
 
 impl Default for ShutdownTimeouts {

@@ -87,16 +87,11 @@ impl DpopState {
             return Err(Denial::InvalidProof("the DPoP proof is too large".into()));
         }
         let proof = proof.to_str().map_err(|_| Denial::InvalidProof("the DPoP proof is not ASCII".into()))?;
-        let check = ProofCheck {
-            htm: method,
-            htu,
-            access_token: Some(token),
-            expected_jkt: Some(jkt),
-            nonce: None,
-            max_age: self.config.max_age,
-            now: None,
-            allowed: &self.config.algorithms,
-        };
+        let check = ProofCheck::new(method, htu)
+            .with_access_token(Some(token))
+            .with_expected_jkt(Some(jkt))
+            .with_max_age(self.config.max_age)
+            .with_allowed(&self.config.algorithms);
         let info = verify_proof(proof, &check).map_err(|e| Denial::InvalidProof(e.to_string()))?;
         if self.nonces.is_some() {
             // The proof is verified: its claims are authentic.

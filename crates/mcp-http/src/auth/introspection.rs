@@ -78,13 +78,11 @@ impl Introspector {
     fn validate(&self, claims: &JsonObject) -> Result<(), TokenError> {
         // An introspection answer need not name its issuer: when it does, it must be ours.
         let issuers = if claims.contains_key("iss") { self.issuers.clone() } else { Vec::new() };
-        let validation = Validation {
-            issuers,
-            audiences: self.audiences.clone(),
-            leeway: self.config.leeway,
-            require_exp: false,
-            ..Validation::default()
-        };
+        let validation = Validation::default()
+            .with_issuers(issuers)
+            .with_audiences(self.audiences.clone())
+            .with_leeway(self.config.leeway)
+            .with_require_exp(false);
         validate_claims(claims, &validation).map_err(|e| TokenError::Invalid(e.to_string()))
     }
 

@@ -269,13 +269,11 @@ impl Authenticator {
                 {
                     return Err(TokenError::Invalid("a DPoP proof is not an access token".into()));
                 }
-                let checks = Validation {
-                    issuers: vec![issuer.clone()],
-                    audiences: self.config.audiences.clone(),
-                    leeway: validation.leeway,
-                    require_exp: true,
-                    ..Validation::default()
-                };
+                let checks = Validation::default()
+                    .with_issuers(vec![issuer.clone()])
+                    .with_audiences(self.config.audiences.clone())
+                    .with_leeway(validation.leeway)
+                    .with_require_exp(true);
                 jose::validate_claims(&verified.claims, &checks)
                     .map_err(|e| TokenError::Invalid(e.to_string()))?;
                 Ok(verified.claims)

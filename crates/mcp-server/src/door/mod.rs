@@ -10,7 +10,10 @@
 //! by the era rule in [`Unreadable::reply`]. Transports keep only what is theirs: framing,
 //! headers, streams, sessions and their own limits.
 
-mod classify;
+// The door's vocabulary sits below the router (which speaks it); this module, the entry that
+// runs a request through the router, sits above it (docs/ARCHITECTURE.md, the layering).
+pub(crate) mod classify;
+pub(crate) mod reply;
 
 use std::sync::Arc;
 
@@ -18,64 +21,14 @@ use mcp_types::{
     DecodeError, DecodeOptions, ErrorObject, Incoming, Message, Notification, Response, ResponseId,
 };
 
-pub(crate) use classify::Params;
 pub use classify::{Classified, Named};
+pub use reply::{Refusal, Reply};
 
 use crate::connection::{Connection, InFlight};
 use crate::principal::Principal;
 use crate::server::Server;
 use crate::session::SessionHandle;
 use crate::sink::MessageSink;
-
-/// Why the server refused a request instead of answering it. The JSON-RPC error is in the
-/// reply; this says which check it failed, for a transport that has terms of its own for it
-/// (mcp-http's HTTP statuses). Errors a request earns after dispatch (an unknown tool, a
-/// resource not found, a handler's failure) are answers, not refusals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// Not a JSON-RPC message, or a malformed one (`-32700`/`-32600`).
-    Unreadable,
-    /// The params (or their `_meta`) do not decode as the method's, a cursor or a
-    /// `requestState` is invalid (`-32602`).
-    MalformedParams,
-    /// A modern request's `_meta` lacks a member 2026-07-28 requires (`-32602`).
-    MissingMeta,
-    /// A modern request names a version this server does not serve as modern (`-32022`).
-    UnsupportedVersion,
-    /// A modern request names a method outside the modern set, or of a feature not served
-    /// (`-32601`).
-    UnknownMethod,
-    /// A handler needs a client capability the request did not declare (`-32021`).
-    MissingCapability,
-    /// Neither modern `_meta` nor a legacy session: only `initialize` (or `ping`) may come
-    /// first (`-32602`).
-    NeedsHandshake,
-    /// A request with this id is already in flight on the connection (`-32600`).
-    DuplicateId,
-}
-
-/// The server's reply to a request: the response, and the refusal it is, if it is one.
-#[derive(Debug)]
-pub struct Reply {
-    /// The JSON-RPC response.
-    pub response: Response,
-    /// `Some` when the request was refused before (or instead of) running; `None` for an
-    /// answer, an error after dispatch included.
-    pub refusal: Option<Refusal>,
-}
-
-impl Reply {
-    pub(crate) fn refused(id: impl Into<ResponseId>, error: ErrorObject, refusal: Refusal) -> Self {
-        Reply { response: Response::error(id, error), refusal: Some(refusal) }
-    }
-
-    /// The response as JSON bytes.
-    pub fn to_vec(&self) -> Vec<u8> {
-        // Serializing a response cannot fail: its raw members are already valid JSON.
-        serde_json::to_vec(&self.response).unwrap_or_default()
-    }
-}
 
 /// One decoded input, a request already classified.
 #[derive(Debug)]
@@ -126,7 +79,7 @@ pub fn unframed(error: ErrorObject, session: Option<&SessionHandle>) -> Reply {
 /// Decodes `bytes` and classifies a request. `batches`: whether the connection's revision
 /// allows a batch (2025-03-26).
 pub fn receive(bytes: &[u8], batches: bool) -> Result<Inbound, Unreadable> {
-    let options = DecodeOptions { allow_batch: batches, accept_responses: true };
+    let options = DecodeOptions::new().with_allow_batch(batches);
     Ok(match mcp_types::decode(bytes, options).map_err(Unreadable)? {
         Incoming::Single(message) => inbound(message),
         Incoming::Batch(items) => Inbound::Batch(items),

@@ -56,7 +56,7 @@ impl Ctx<'_> {
 
     fn call(&self, asks: Arc<AskState>, arguments: Option<JsonObject>, uri: Option<String>) -> Call {
         Call {
-            server: self.server.inner.clone(),
+            server: self.server.inner.context.clone(),
             mode: self.mode.clone(),
             version: self.version,
             meta: self.meta.clone(),
@@ -276,7 +276,8 @@ impl Server {
             CompletionReference::ResourceTemplate(t) => {
                 completions.templates.get(&(t.uri.clone(), params.argument.name.clone())).cloned()
             }
-            CompletionReference::Unknown(_) => {
+            // `Unknown`, and any reference kind a later mcp-types knows but this server does not.
+            _ => {
                 return Err(Failure::after_dispatch(ErrorObject::invalid_params(
                     "unknown completion reference type",
                 )));

@@ -16,7 +16,8 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::{Ctx, Routed};
 use crate::connection::Connection;
-use crate::server::{Change, Server};
+use crate::context::Change;
+use crate::server::Server;
 use crate::session::SessionHandle;
 
 fn encode<M: NotificationMethod>(params: &M::Params) -> Option<Vec<u8>>
@@ -81,7 +82,7 @@ impl Server {
     pub(super) async fn listen(&self, ctx: &Ctx<'_>, params: SubscriptionsListenRequestParams) -> Routed {
         let filter = self.honoured(&params.notifications);
         // Subscribe before acknowledging, so no change between the two is lost.
-        let mut changes = self.inner.changes.subscribe();
+        let mut changes = self.inner.context.changes.subscribe();
         let sink = &ctx.sink;
         let ack = SubscriptionsAcknowledgedNotificationParams {
             notifications: filter.clone(),
@@ -123,7 +124,7 @@ impl Server {
 /// Forwards changes to a legacy session for as long as its connection lives: list changes
 /// for the features the server serves, resource updates for URIs the client subscribed to.
 pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, session: SessionHandle) {
-    let mut changes = server.inner.changes.subscribe();
+    let mut changes = server.inner.context.changes.subscribe();
     let closing = connection.closing();
     let sink = connection.sink.clone();
     let everything = SubscriptionFilter {

@@ -33,7 +33,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::Mode;
 use crate::connection::Connection;
-use crate::door::{Classified, Params, Refusal, Reply};
+use crate::door::classify::{Classified, Params};
+use crate::door::reply::{Refusal, Reply};
 use crate::principal::{Principal, SharedPrincipal};
 use crate::server::Server;
 use crate::session::SessionHandle;

@@ -56,6 +56,7 @@ pub(crate) struct ToolEntry {
 
 /// A registration problem, reported when the server is built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RegistrationError {
     /// Two tools, prompts or resources share a name (or URI).
     #[error("{kind} {name:?} is registered twice")]

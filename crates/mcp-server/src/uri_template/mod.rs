@@ -47,6 +47,7 @@ use std::str::FromStr;
 /// Why a string is not a valid URI template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("invalid URI template at byte {at}: {kind}")]
+#[non_exhaustive]
 pub struct TemplateError {
     /// What is wrong.
     pub kind: TemplateErrorKind,

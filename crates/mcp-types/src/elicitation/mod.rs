@@ -26,6 +26,7 @@ use crate::{open_enum, wire_struct};
 
 open_enum! {
     /// The kind of elicitation (`mode`). Absent means form mode.
+    #[non_exhaustive]
     pub enum ElicitMode {
         /// In-band structured input through a form.
         Form = "form",
@@ -135,6 +136,7 @@ impl ElicitRequestURLParams {
 /// `"form"` → [`ElicitRequestParams::Form`], `"url"` → [`ElicitRequestParams::Url`], any other
 /// string → [`ElicitRequestParams::Other`] (a mode of a newer revision, kept verbatim).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ElicitRequestParams {
     /// Form mode.
     Form(ElicitRequestFormParams),

@@ -10,6 +10,7 @@ use crate::{open_enum, wire_struct};
 
 open_enum! {
     /// The `format` of a [`StringSchema`].
+    #[non_exhaustive]
     pub enum StringFormat {
         /// `YYYY-MM-DD`.
         Date = "date",
@@ -261,6 +262,7 @@ impl Shape {
 /// shape (see the module docs). A `type` this revision does not define is kept as
 /// [`PrimitiveSchemaDefinition::Unknown`]; a missing `type` is an error.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum PrimitiveSchemaDefinition {
     /// Free text.
     String(StringSchema),
@@ -317,6 +319,7 @@ impl<'de> Deserialize<'de> for PrimitiveSchemaDefinition {
 
 /// Any enum schema (`EnumSchema`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum EnumSchema {
     /// One of plain values.
     UntitledSingleSelect(UntitledSingleSelectEnumSchema),

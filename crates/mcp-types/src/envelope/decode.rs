@@ -26,7 +26,23 @@ use crate::error::{ErrorObject, code};
 use crate::id::{IdError, RequestId};
 
 /// What the decoder accepts.
+///
+/// `#[non_exhaustive]`: built from [`DecodeOptions::new`] (a `const fn`, as are the setters)
+/// or `Default`:
+///
+/// ```
+/// use mcp_types::DecodeOptions;
+///
+/// const BATCHES: DecodeOptions = DecodeOptions::new().with_allow_batch(true);
+/// assert!(BATCHES.allow_batch && BATCHES.accept_responses);
+/// assert!(!DecodeOptions::default().with_accept_responses(false).accept_responses);
+/// ```
+///
+/// ```compile_fail
+/// let options = mcp_types::DecodeOptions { allow_batch: true, accept_responses: true };
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecodeOptions {
     /// Accept a JSON array of messages (only 2025-03-26 allows batches).
     pub allow_batch: bool,
@@ -35,14 +51,36 @@ pub struct DecodeOptions {
     pub accept_responses: bool,
 }
 
+impl DecodeOptions {
+    /// The default: no batches, responses accepted (a `const` for options in constants).
+    pub const fn new() -> Self {
+        DecodeOptions { allow_batch: false, accept_responses: true }
+    }
+
+    /// Sets [`allow_batch`](Self::allow_batch).
+    #[must_use]
+    pub const fn with_allow_batch(mut self, allow_batch: bool) -> Self {
+        self.allow_batch = allow_batch;
+        self
+    }
+
+    /// Sets [`accept_responses`](Self::accept_responses).
+    #[must_use]
+    pub const fn with_accept_responses(mut self, accept_responses: bool) -> Self {
+        self.accept_responses = accept_responses;
+        self
+    }
+}
+
 impl Default for DecodeOptions {
     fn default() -> Self {
-        DecodeOptions { allow_batch: false, accept_responses: true }
+        DecodeOptions::new()
     }
 }
 
 /// What was wrong with the input, precisely enough to test against.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeErrorKind {
     /// Not JSON at all (`-32700`).
     NotJson,
@@ -76,6 +114,7 @@ pub enum DecodeErrorKind {
 
 /// A message that could not be decoded, with what to answer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct DecodeError {
     /// What was wrong.
     pub kind: DecodeErrorKind,

@@ -63,6 +63,7 @@ pub struct InvalidAnnotation(pub String);
 
 /// Why a header value in the sentinel form does not decode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InvalidSentinel {
     /// The text between `=?base64?` and `?=` is not canonical padded standard Base64.
     #[error("invalid Base64")]
@@ -74,6 +75,7 @@ pub enum InvalidSentinel {
 
 /// How an `Mcp-Param-{Name}` header disagrees with the argument it mirrors.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ParamMismatch {
     /// The argument has a value and the header is absent.
     Missing,

@@ -24,7 +24,8 @@ pub(crate) fn dialogue(
     match params {
         ElicitRequestParams::Form(p) => form_dialogue(io, server, p),
         ElicitRequestParams::Url(p) => Ok(url_dialogue(io, server, p)),
-        ElicitRequestParams::Other(_) => Err(format!("unsupported elicitation mode {:?}", params.mode())),
+        // `Other`, or a mode a later mcp-types adds (the enum is non-exhaustive).
+        _ => Err(format!("unsupported elicitation mode {:?}", params.mode())),
     }
 }
 

@@ -151,7 +151,8 @@ fn field(name: &str, def: &PrimitiveSchemaDefinition, required: bool) -> Option<
                 max_items: s.max_items,
             },
         ),
-        P::Unknown(_) => return None,
+        // `Unknown`, or a kind a later mcp-types adds (the enum is non-exhaustive).
+        _ => return None,
     };
     Some(Field {
         name: name.to_owned(),

@@ -26,6 +26,8 @@ fn block(b: &SamplingContentBlock) -> String {
         SamplingContentBlock::Unknown(o) => {
             format!("[{} content]", o.get("type").and_then(|t| t.as_str()).unwrap_or("unknown"))
         }
+        // A kind a later mcp-types adds (the enum is non-exhaustive).
+        _ => "[other content]".to_owned(),
     }
 }
 

@@ -12,6 +12,7 @@ use super::auth::HttpAuth;
 /// [`super::HttpSseTransport`]). Every limit has a default; build with [`HttpConfig::new`] and
 /// the chaining setters, or set the public fields.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// The MCP endpoint (Streamable HTTP) or the SSE endpoint (HTTP+SSE). Requests go to this
     /// URL exactly as given; it is parsed when the transport is built.

@@ -28,6 +28,7 @@ pub struct SseEvent {
 
 /// Why the parser stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SseError {
     /// An event or a line exceeded the size limit.
     #[error("an SSE event exceeds the limit of {limit} bytes")]

@@ -227,6 +227,7 @@ impl StdioCommand {
 /// after `max_restarts` attempts: the transport then pushes
 /// [`Inbound::Closed`](crate::transport::Inbound::Closed) with the last exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RestartPolicy {
     /// How many consecutive restarts are attempted before giving up (`0`: never restart).
     pub max_restarts: u32,
@@ -234,6 +235,29 @@ pub struct RestartPolicy {
     pub initial_backoff: Duration,
     /// The longest wait between two restarts.
     pub max_backoff: Duration,
+}
+
+impl RestartPolicy {
+    /// Sets [`max_restarts`](Self::max_restarts).
+    #[must_use]
+    pub fn with_max_restarts(mut self, max_restarts: u32) -> Self {
+        self.max_restarts = max_restarts;
+        self
+    }
+
+    /// Sets [`initial_backoff`](Self::initial_backoff).
+    #[must_use]
+    pub fn with_initial_backoff(mut self, initial_backoff: Duration) -> Self {
+        self.initial_backoff = initial_backoff;
+        self
+    }
+
+    /// Sets [`max_backoff`](Self::max_backoff).
+    #[must_use]
+    pub fn with_max_backoff(mut self, max_backoff: Duration) -> Self {
+        self.max_backoff = max_backoff;
+        self
+    }
 }
 
 impl RestartPolicy {

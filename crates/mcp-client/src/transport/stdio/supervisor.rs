@@ -215,7 +215,8 @@ impl Generation {
                         Some(Err(ReadError::Frame(e))) => {
                             tracing::warn!(server = %name, pid, "skipped a stdout line: {e}");
                         }
-                        Some(Err(ReadError::Io(e))) => {
+                        // I/O, or a read error mcp-stdio adds later (non-exhaustive): stdout is over.
+                        Some(Err(e)) => {
                             tracing::warn!(server = %name, pid, "reading stdout failed: {e}");
                             eof = true;
                         }
