@@ -22,6 +22,9 @@ for package in meta["packages"]:
         continue
     print(package["name"], "(none)")
     for feature in features:
+        # A feature that alone is the default set builds exactly what the workspace run tests.
+        if package["features"].get("default") == [feature]:
+            continue
         print(package["name"], feature)
 ')
 

@@ -20,6 +20,12 @@ echo "== architecture invariants"
 bash scripts/check-architecture.sh
 echo "== every feature of the library crates, alone and with none"
 bash scripts/check-features.sh
+echo "== mcp-http without OAuth: builds, and links neither reqwest nor mcp-auth"
+cargo check -p mcp-http --no-default-features --locked --quiet
+if cargo tree -p mcp-http --no-default-features -e normal --locked --prefix none | grep -E '^(reqwest|mcp-auth) '; then
+  echo "error: mcp-http without the oauth feature still depends on the above" >&2
+  exit 1
+fi
 echo "== the library crates package"
 bash scripts/check-package.sh
 echo "== fuzz targets compile"

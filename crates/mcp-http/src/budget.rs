@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::auth::{Authenticated, PrincipalLimits};
+use crate::caller::Authenticated;
+use crate::limits::PrincipalLimits;
 
 /// How often a budget's warning may repeat.
 const WARN_EVERY: Duration = Duration::from_secs(60);

@@ -4,10 +4,17 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+#[cfg(feature = "oauth")]
 use crate::auth::AuthConfig;
 
 /// Settings of the Streamable HTTP transport; every limit has the default of docs/DECISIONS.md.
+///
+/// Settings are added over time, so the struct cannot be written as a literal outside this
+/// crate: start from [`HttpConfig::default`] or [`HttpConfig::for_bind`] and change what you
+/// need with the setter of the same name (`HttpConfig::default().max_body(1 << 20)`) or by
+/// assigning the public field.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HttpConfig {
     /// The MCP endpoint path.
     pub endpoint: String,
@@ -63,7 +70,9 @@ pub struct HttpConfig {
     pub max_sessions_per_principal: usize,
     /// OAuth 2.1 resource server settings; `None` (the default): no authorization. With it,
     /// every MCP request needs a valid access token and the Protected Resource Metadata is
-    /// served (see [`AuthConfig`]).
+    /// served (see [`AuthConfig`]). Only with the `oauth` feature (on by default): without it
+    /// the setting does not exist, and nothing is linked for it.
+    #[cfg(feature = "oauth")]
     pub auth: Option<AuthConfig>,
 
     // The request head and the socket (docs/DECISIONS.md): enforced by the standalone server
@@ -90,6 +99,62 @@ impl HttpConfig {
     }
 }
 
+/// A chained setter per field: `pub fn field(self, value) -> Self`.
+macro_rules! setters {
+    ($($field:ident: $ty:ty),* $(,)?) => {
+        impl HttpConfig {
+            $(
+                #[doc = concat!("Sets [`", stringify!($field), "`](HttpConfig::", stringify!($field), ").")]
+                #[must_use]
+                pub fn $field(mut self, value: $ty) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+impl HttpConfig {
+    /// Sets [`endpoint`](HttpConfig::endpoint).
+    #[must_use]
+    pub fn endpoint(mut self, path: impl Into<String>) -> Self {
+        self.endpoint = path.into();
+        self
+    }
+
+    /// Sets [`auth`](HttpConfig::auth): authorization on, with these settings.
+    #[cfg(feature = "oauth")]
+    #[must_use]
+    pub fn auth(mut self, auth: AuthConfig) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+}
+
+setters! {
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+    max_body: usize,
+    max_bodies_in_flight: usize,
+    max_in_flight: usize,
+    max_in_flight_per_principal: usize,
+    max_connections: usize,
+    header_read_timeout: Duration,
+    body_read_timeout: Duration,
+    keep_alive: Duration,
+    session_idle: Duration,
+    sse_retry: Duration,
+    max_replay_bytes: usize,
+    max_streams: usize,
+    max_streams_per_principal: usize,
+    max_sessions: usize,
+    max_sessions_per_principal: usize,
+    max_header_bytes: usize,
+    max_headers: usize,
+    send_timeout: Duration,
+}
+
 impl Default for HttpConfig {
     /// Defaults with empty allowlists (any Host, no Origin but loopback ones): use
     /// [`HttpConfig::for_bind`] for a listening server.
@@ -113,6 +178,7 @@ impl Default for HttpConfig {
             max_streams_per_principal: 16,
             max_sessions: 4096,
             max_sessions_per_principal: 64,
+            #[cfg(feature = "oauth")]
             auth: None,
 
             max_header_bytes: 64 * 1024,

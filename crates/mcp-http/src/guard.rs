@@ -4,6 +4,7 @@
 
 use http::{HeaderMap, StatusCode, Version, header};
 
+#[cfg(test)]
 use crate::config::HttpConfig;
 
 /// A refusal before dispatch: a status and a short plain-text reason.
@@ -21,13 +22,18 @@ fn refuse(status: StatusCode, reason: &'static str) -> Refusal {
 /// hyper applies them while reading, this check is for routers mounted elsewhere) and exactly
 /// one `Host` (RFC 9112 §3.2: none in HTTP/1.1, or more than one, is `400`) — an allowlist that
 /// reads one `Host` while a proxy routes on another would check nothing.
-pub(crate) fn head(config: &HttpConfig, version: Version, headers: &HeaderMap) -> Result<(), Refusal> {
-    if headers.len() > config.max_headers {
+pub(crate) fn head(
+    max_headers: usize,
+    max_header_bytes: usize,
+    version: Version,
+    headers: &HeaderMap,
+) -> Result<(), Refusal> {
+    if headers.len() > max_headers {
         return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"));
     }
     // Each field as sent: name, ": ", value, CRLF.
     let bytes: usize = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
-    if bytes > config.max_header_bytes {
+    if bytes > max_header_bytes {
         return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request header fields too large"));
     }
     match headers.get_all(header::HOST).iter().count() {
@@ -38,19 +44,28 @@ pub(crate) fn head(config: &HttpConfig, version: Version, headers: &HeaderMap) -
 }
 
 /// DNS rebinding changes `Host`; a cross-site page sends a foreign `Origin`. Both are refused.
-pub(crate) fn host_and_origin(config: &HttpConfig, headers: &HeaderMap) -> Result<(), Refusal> {
-    if !config.allowed_hosts.is_empty() {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-        if !config.allowed_hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host)) {
-            return Err(refuse(StatusCode::FORBIDDEN, "Host not allowed"));
-        }
-    }
+/// An empty `hosts` accepts any `Host`; `origins` lists the only `Origin`s accepted.
+pub(crate) fn host_and_origin(
+    hosts: &[String],
+    origins: &[String],
+    headers: &HeaderMap,
+) -> Result<(), Refusal> {
+    host(hosts, headers)?;
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("null");
-        if origin == "null"
-            || !config.allowed_origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin))
-        {
+        if origin == "null" || !origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin)) {
             return Err(refuse(StatusCode::FORBIDDEN, "Origin not allowed"));
+        }
+    }
+    Ok(())
+}
+
+/// The `Host` allowlist alone (an empty list accepts any).
+pub(crate) fn host(hosts: &[String], headers: &HeaderMap) -> Result<(), Refusal> {
+    if !hosts.is_empty() {
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+        if !hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host)) {
+            return Err(refuse(StatusCode::FORBIDDEN, "Host not allowed"));
         }
     }
     Ok(())
@@ -121,27 +136,24 @@ mod tests {
 
     #[test]
     fn the_head_has_limits_and_one_host() {
-        let config = HttpConfig { max_headers: 3, max_header_bytes: 64, ..HttpConfig::default() };
+        let head = |version, headers: &HeaderMap| head(3, 64, version, headers);
         let ok = headers(&[("host", "a:1"), ("accept", "*/*")]);
-        assert!(head(&config, Version::HTTP_11, &ok).is_ok());
+        assert!(head(Version::HTTP_11, &ok).is_ok());
         let two_hosts = headers(&[("host", "a:1"), ("host", "b:2")]);
-        assert_eq!(head(&config, Version::HTTP_11, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
-        assert_eq!(head(&config, Version::HTTP_10, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
-        assert_eq!(
-            head(&config, Version::HTTP_11, &headers(&[])).unwrap_err().status,
-            StatusCode::BAD_REQUEST
-        );
-        assert!(head(&config, Version::HTTP_10, &headers(&[])).is_ok(), "HTTP/1.0 may omit Host");
-        assert!(head(&config, Version::HTTP_2, &headers(&[])).is_ok(), "HTTP/2 has :authority");
+        assert_eq!(head(Version::HTTP_11, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(head(Version::HTTP_10, &two_hosts).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert_eq!(head(Version::HTTP_11, &headers(&[])).unwrap_err().status, StatusCode::BAD_REQUEST);
+        assert!(head(Version::HTTP_10, &headers(&[])).is_ok(), "HTTP/1.0 may omit Host");
+        assert!(head(Version::HTTP_2, &headers(&[])).is_ok(), "HTTP/2 has :authority");
         let many = headers(&[("host", "a"), ("a", "1"), ("b", "2"), ("c", "3")]);
         assert_eq!(
-            head(&config, Version::HTTP_11, &many).unwrap_err().status,
+            head(Version::HTTP_11, &many).unwrap_err().status,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
         );
         let big =
             headers(&[("host", "a"), ("x", "0123456789012345678901234567890123456789012345678901234567890")]);
         assert_eq!(
-            head(&config, Version::HTTP_11, &big).unwrap_err().status,
+            head(Version::HTTP_11, &big).unwrap_err().status,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
         );
     }
@@ -149,6 +161,9 @@ mod tests {
     #[test]
     fn host_and_origin_allowlists() {
         let config = HttpConfig::for_bind("127.0.0.1:8080".parse().unwrap());
+        let host_and_origin = |_: &HttpConfig, h: &HeaderMap| {
+            host_and_origin(&config.allowed_hosts, &config.allowed_origins, h)
+        };
         assert!(host_and_origin(&config, &headers(&[("host", "127.0.0.1:8080")])).is_ok());
         assert!(
             host_and_origin(

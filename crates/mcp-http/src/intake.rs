@@ -11,7 +11,9 @@ use http::{HeaderMap, StatusCode, header};
 use http_body_util::BodyExt;
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::auth::Authenticated;
+use std::sync::{Arc, Mutex};
+
+use crate::caller::Authenticated;
 use crate::service::{HttpState, busy, principal_permit};
 
 /// The slots a POST holds while its request is handled.
@@ -19,6 +21,22 @@ pub(crate) struct Permits {
     request: OwnedSemaphorePermit,
     bytes: OwnedSemaphorePermit,
     principal: Option<OwnedSemaphorePermit>,
+}
+
+/// A POST admitted by `LimitsLayer` before it reached the endpoint: its slots, handed over in
+/// the request's extensions (which need `Clone`, hence the shared cell; the endpoint takes
+/// them out once). Its body, read within the limits, is the request's body.
+#[derive(Clone)]
+pub(crate) struct Admitted(Arc<Mutex<Option<Permits>>>);
+
+impl Admitted {
+    pub(crate) fn new(permits: Permits) -> Self {
+        Admitted(Arc::new(Mutex::new(Some(permits))))
+    }
+
+    fn take(&self) -> Option<Permits> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 impl Permits {
@@ -69,9 +87,45 @@ pub(crate) async fn read_post(
     let principal = principal_permit(state, auth)?;
     let mut bytes =
         state.bytes.clone().try_acquire_many_owned(kib(declared.unwrap_or(0))).map_err(|_| busy())?;
+    let body = read_body(state, body, declared.unwrap_or(0), Some(&mut bytes)).await?;
+    Ok((body, Permits { request, bytes, principal }))
+}
+
+/// A POST's body and slots: those `LimitsLayer` admitted it with, when it ran in front of the
+/// endpoint, else taken here by [`read_post`] — the budgets apply wherever the stack puts
+/// them, and without the layer at the endpoint's own step 7. A layer that ran before the
+/// caller was known took no principal slot: it is taken here.
+pub(crate) async fn admit(
+    state: &HttpState,
+    headers: &HeaderMap,
+    body: Body,
+    auth: Option<&Authenticated>,
+    admitted: Option<Admitted>,
+) -> Result<(Bytes, Permits), Response> {
+    let Some(mut permits) = admitted.and_then(|a| a.take()) else {
+        return read_post(state, headers, body, auth).await;
+    };
+    if permits.principal.is_none() {
+        permits.principal = principal_permit(state, auth)?;
+    }
+    // Already read and charged; read again within `max_body` all the same (a layer between
+    // may have replaced the body), but not charged twice.
+    let body = read_body(state, body, 0, None).await?;
+    Ok((body, permits))
+}
+
+/// Reads `body` within `max_body` and the read deadline, charging `budget` (when given) for
+/// what arrives beyond what it holds before keeping it.
+async fn read_body(
+    state: &HttpState,
+    body: Body,
+    capacity: usize,
+    mut budget: Option<&mut OwnedSemaphorePermit>,
+) -> Result<Bytes, Response> {
+    let max = state.config.max_body;
     let read = async {
         let mut body = body;
-        let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0));
+        let mut buffer = BytesMut::with_capacity(capacity);
         while let Some(frame) = body.frame().await {
             let frame = frame
                 .map_err(|_| (StatusCode::BAD_REQUEST, "request body could not be read").into_response())?;
@@ -80,11 +134,14 @@ pub(crate) async fn read_post(
             if total > max {
                 return Err(too_large());
             }
-            // Charge what arrives beyond what was declared before keeping it.
-            let (needed, held) = (kib(total), bytes.num_permits() as u32);
-            if needed > held {
-                let more = state.bytes.clone().try_acquire_many_owned(needed - held).map_err(|_| busy())?;
-                bytes.merge(more);
+            if let Some(bytes) = budget.as_deref_mut() {
+                // Charge what arrives beyond what was declared before keeping it.
+                let (needed, held) = (kib(total), bytes.num_permits() as u32);
+                if needed > held {
+                    let more =
+                        state.bytes.clone().try_acquire_many_owned(needed - held).map_err(|_| busy())?;
+                    bytes.merge(more);
+                }
             }
             buffer.extend_from_slice(&data);
         }
@@ -92,7 +149,6 @@ pub(crate) async fn read_post(
     };
     match tokio::time::timeout(state.config.body_read_timeout, read).await {
         Err(_) => Err((StatusCode::REQUEST_TIMEOUT, "request body not received in time").into_response()),
-        Ok(Err(refusal)) => Err(refusal),
-        Ok(Ok(body)) => Ok((body, Permits { request, bytes, principal })),
+        Ok(result) => result,
     }
 }

@@ -19,7 +19,8 @@ use mcp_server::{Classified, Connection, MessageSink, Principal, SendFuture};
 use tokio::sync::mpsc;
 
 use crate::exchange::{reply_response, sse_response};
-use crate::guard::{self, Refusal};
+use crate::guard;
+use crate::layers::HostGuardLayer;
 use crate::service::HttpState;
 use crate::session::new_id;
 use crate::sse;
@@ -68,17 +69,16 @@ impl LegacySse {
     }
 }
 
-/// The two routes (`GET /sse`, `POST /messages`), with their own state.
-pub(crate) fn routes(http: Arc<HttpState>) -> axum::Router {
+/// The two routes (`GET /sse`, `POST /messages`), with their own state; `guard` in front of
+/// each once its method is known (axum answers `405` before it, as for the endpoint).
+pub(crate) fn routes(http: Arc<HttpState>, guard: Option<HostGuardLayer>) -> axum::Router {
     let state = Arc::new(LegacySse { http, sessions: Mutex::default() });
-    axum::Router::new()
-        .route(SSE_PATH, axum::routing::get(open_stream))
-        .route(MESSAGES_PATH, axum::routing::post(post_message))
-        .with_state(state)
-}
-
-fn refusal(r: Refusal) -> Response {
-    (r.status, r.reason).into_response()
+    let (mut sse, mut messages) = (axum::routing::get(open_stream), axum::routing::post(post_message));
+    if let Some(guard) = guard {
+        sse = sse.route_layer(guard.clone());
+        messages = messages.route_layer(guard);
+    }
+    axum::Router::new().route(SSE_PATH, sse).route(MESSAGES_PATH, messages).with_state(state)
 }
 
 /// The first event of a stream: where to POST.
@@ -87,17 +87,15 @@ fn endpoint_event(id: &str) -> Bytes {
 }
 
 async fn open_stream(State(state): State<Arc<LegacySse>>, request: axum::extract::Request) -> Response {
-    let (parts, _) = request.into_parts();
-    let (uri, headers) = (parts.uri, parts.headers);
+    let (mut parts, _) = request.into_parts();
     let peer = crate::service::peer_of(&parts.extensions);
-    if let Err(r) = guard::host_and_origin(&state.http.config, &headers) {
-        return refusal(r);
-    }
-    let auth = match crate::service::authenticate(&state.http, &Method::GET, &uri, &headers).await {
-        Ok(auth) => auth,
-        Err(r) => return r,
-    };
-    match guard::accepts(&headers) {
+    let (uri, headers) = (&parts.uri, &parts.headers);
+    let auth =
+        match crate::service::caller(&state.http, &Method::GET, uri, headers, &mut parts.extensions).await {
+            Ok(auth) => auth,
+            Err(r) => return r,
+        };
+    match guard::accepts(&parts.headers) {
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
@@ -135,19 +133,20 @@ fn session_id(uri: &Uri) -> Option<&str> {
 }
 
 async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extract::Request) -> Response {
-    let (parts, body) = request.into_parts();
-    let (uri, headers) = (parts.uri, parts.headers);
+    let (mut parts, body) = request.into_parts();
     let peer = crate::service::peer_of(&parts.extensions);
     let http = &state.http;
-    if let Err(r) = guard::host_and_origin(&http.config, &headers) {
-        return refusal(r);
-    }
-    let auth = match crate::service::authenticate(http, &Method::POST, &uri, &headers).await {
-        Ok(auth) => auth,
-        Err(r) => return r,
-    };
+    let auth =
+        match crate::service::caller(http, &Method::POST, &parts.uri, &parts.headers, &mut parts.extensions)
+            .await
+        {
+            Ok(auth) => auth,
+            Err(r) => return r,
+        };
+    let (uri, headers) = (parts.uri, parts.headers);
+    let admitted = parts.extensions.remove::<crate::intake::Admitted>();
     if let Err(r) = guard::content_type(&headers) {
-        return refusal(r);
+        return (r.status, r.reason).into_response();
     }
     let Some(id) = session_id(&uri) else {
         return (StatusCode::BAD_REQUEST, "sessionId is required").into_response();
@@ -158,7 +157,7 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
     };
     // The POST takes its slots and its bytes are charged as any other POST's: the request it
     // carries runs in the background after the 202, holding them until it is answered.
-    let (bytes, permits) = match crate::intake::read_post(http, &headers, body, auth.as_ref()).await {
+    let (bytes, permits) = match crate::intake::admit(http, &headers, body, auth.as_ref(), admitted).await {
         Ok(read) => read,
         Err(r) => return r,
     };
@@ -172,7 +171,7 @@ async fn post_message(State(state): State<Arc<LegacySse>>, request: axum::extrac
         Inbound::Request(request) if request.is_modern() => {
             let accepts = match guard::accepts(&headers) {
                 Ok(a) => a,
-                Err(r) => return refusal(r),
+                Err(r) => return (r.status, r.reason).into_response(),
             };
             return crate::service::modern_request(http, &headers, request, accepts, permits, auth, peer)
                 .await;

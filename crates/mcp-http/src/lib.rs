@@ -25,27 +25,35 @@
 //! [`McpHttp::router`] gives an axum `Router` (a `tower::Service`) to mount into an existing
 //! application; [`serve`] runs it standalone.
 //!
-//! * **Authorization (optional, [`AuthConfig`]):** the server as an OAuth 2.1 resource server —
+//! The checks are `tower` layers ([`layers`]): [`McpHttp::routes`] with a
+//! `tower::ServiceBuilder` of your own reorders them, leaves some out, or adds your own beside
+//! them (an API key, a rate limit), with the MCP answers unchanged.
+//!
+//! * **Authorization (optional, feature `oauth`, on by default; `AuthConfig`):** the server as an OAuth 2.1 resource server —
 //!   Protected Resource Metadata (RFC 9728), `401`/`403` with `WWW-Authenticate` challenges
 //!   before any body is read, JWT validation against the issuer's JWKS or token introspection
 //!   (RFC 7662), audience and issuer checks, required scopes per request and per tool, DPoP
 //!   (RFC 9449), legacy sessions bound to their principal, and the principal handed to handlers
-//!   ([`mcp_server::Principal`]). See the [`auth`] module for the refusals.
+//!   ([`mcp_server::Principal`]). See the `auth` module for the refusals.
 //!
 //! What it does not do: decide anything the protocol router decides (JSON-RPC errors after
 //! dispatch come from `mcp-server`), or issue tokens (that is the authorization server's job).
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "oauth")]
 pub mod auth;
 mod budget;
+mod caller;
 mod config;
 mod events;
 mod exchange;
 mod guard;
 mod headers;
 mod intake;
+pub mod layers;
 mod legacy_sse;
+mod limits;
 mod send_timeout;
 mod serve;
 mod service;
@@ -56,6 +64,7 @@ use std::sync::Arc;
 
 use mcp_server::Server;
 
+#[cfg(feature = "oauth")]
 pub use auth::{
     AuthConfig, AuthConfigBuilder, AuthConfigError, DpopConfig, Introspection, JwtValidation, TokenValidation,
 };
@@ -63,6 +72,7 @@ pub use config::HttpConfig;
 pub use events::{DEFAULT_MAX_REPLAY_BYTES, EventStore, MemoryEventStore};
 pub use exchange::http_status;
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
+#[cfg(feature = "oauth")]
 pub use mcp_auth::jose::Algorithm;
 pub use serve::{Bound, bind, serve, serve_until};
 
@@ -101,11 +111,55 @@ impl McpHttp {
     }
 
     /// An axum router serving the MCP endpoint (`config.endpoint`, `/mcp` by default), the
-    /// HTTP+SSE `/sse` and `/messages`, and — with [`HttpConfig::auth`] set — the Protected
+    /// HTTP+SSE `/sse` and `/messages`, and — with `HttpConfig::auth` set — the Protected
     /// Resource Metadata under `/.well-known/oauth-protected-resource`. Mount it with
     /// `Router::merge` (at the root: DPoP proofs name the request's path, and the metadata is
     /// found by its well-known path) or serve it as a `tower::Service`.
+    ///
+    /// Every check of docs/DECISIONS.md's order is in place: [`layers::HeadLayer`] on every
+    /// route, [`layers::HostGuardLayer`] on the MCP routes, then the endpoint's own. For a
+    /// stack of your own, start from [`routes`](Self::routes).
     pub fn router(&self) -> axum::Router {
+        // The request head is checked first, for every route (docs/DECISIONS.md order).
+        self.build(Some(self.host_guard_layer())).layer(self.head_layer())
+    }
+
+    /// The same routes as [`router`](Self::router) without the head and Host/Origin checks:
+    /// the base of a custom stack (see the [`layers`] module). The endpoint still checks the
+    /// method, `Content-Type` and `Accept`, authorizes (when configured) and admits each POST
+    /// within the budgets unless an [`AuthLayer`](layers::AuthLayer) or
+    /// [`LimitsLayer`](layers::LimitsLayer) in front already did.
+    pub fn routes(&self) -> axum::Router {
+        self.build(None)
+    }
+
+    /// [`layers::HeadLayer`] with this transport's header limits.
+    pub fn head_layer(&self) -> layers::HeadLayer {
+        layers::HeadLayer::from_config(&self.state.config)
+    }
+
+    /// [`layers::HostGuardLayer`] with this transport's allowlists.
+    pub fn host_guard_layer(&self) -> layers::HostGuardLayer {
+        layers::HostGuardLayer::from_config(&self.state.config)
+    }
+
+    /// [`layers::LimitsLayer`] over this transport's budgets (shared with its endpoint and its
+    /// HTTP+SSE routes).
+    pub fn limits_layer(&self) -> layers::LimitsLayer {
+        layers::LimitsLayer::new(self.state.clone())
+    }
+
+    /// [`layers::AuthLayer`] for this transport's authorization (its key and replay caches),
+    /// or `None` when [`HttpConfig::auth`] is not set — `ServiceBuilder::option_layer` takes
+    /// either.
+    #[cfg(feature = "oauth")]
+    pub fn auth_layer(&self) -> Option<layers::AuthLayer> {
+        let auth = self.state.auth.as_ref()?;
+        let public = auth::metadata_paths(&self.state.config, &auth.config);
+        Some(layers::AuthLayer::new(auth.clone(), public))
+    }
+
+    fn build(&self, guard: Option<layers::HostGuardLayer>) -> axum::Router {
         let state = self.state.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             let weak = Arc::downgrade(&state);
@@ -122,15 +176,18 @@ impl McpHttp {
                 }
             });
         }
-        let mut router = axum::Router::new()
-            .route(&state.config.endpoint.clone(), axum::routing::any(service::endpoint))
-            .with_state(state.clone());
+        let mut endpoint = axum::routing::any(service::endpoint);
+        if let Some(guard) = &guard {
+            endpoint = endpoint.layer(guard.clone());
+        }
+        #[allow(unused_mut)] // only the `oauth` feature adds routes
+        let mut router =
+            axum::Router::new().route(&state.config.endpoint.clone(), endpoint).with_state(state.clone());
+        #[cfg(feature = "oauth")]
         if let Some(auth) = &state.auth {
+            // Public; checks its `Host` itself (never `Origin`).
             router = router.merge(auth::metadata_routes(&state.config, &auth.config));
         }
-        // The request head is checked first, for every route (docs/DECISIONS.md order).
-        router
-            .merge(legacy_sse::routes(state.clone()))
-            .layer(axum::middleware::from_fn_with_state(state, service::check_head))
+        router.merge(legacy_sse::routes(state, guard))
     }
 }

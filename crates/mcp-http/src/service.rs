@@ -16,14 +16,17 @@ use mcp_server::{Classified, Connection, NullSink, Server};
 use mcp_types::{ErrorObject, Message, ProtocolVersion, Response as RpcResponse, ResponseId, code};
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::auth::{Authenticated, Authenticator, PrincipalLimits};
+#[cfg(feature = "oauth")]
+use crate::auth::Authenticator;
 use crate::budget::{StreamBudget, caller_key};
+use crate::caller::Authenticated;
 use crate::config::HttpConfig;
 use crate::events::{EventStore, MemoryEventStore, parse_id};
 use crate::exchange::{self, Exchange, OnDisconnect, Resumable, json_response, reply_response, sse_response};
 use crate::guard::{self, Accepts, Refusal};
 use crate::headers;
-use crate::intake::{Permits, read_post};
+use crate::intake::{self, Admitted, Permits};
+use crate::limits::PrincipalLimits;
 use crate::session::{HttpSession, Sessions, new_id};
 use crate::sse;
 use mcp_types::RequestMethod;
@@ -34,8 +37,9 @@ pub(crate) struct HttpState {
     pub(crate) config: HttpConfig,
     pub(crate) sessions: Sessions,
     pub(crate) events: Arc<dyn EventStore>,
-    /// Authorization, when configured.
-    pub(crate) auth: Option<Authenticator>,
+    /// Authorization, when configured (shared with the `AuthLayer`s made from this state).
+    #[cfg(feature = "oauth")]
+    pub(crate) auth: Option<Arc<Authenticator>>,
     pub(crate) per_principal: PrincipalLimits,
     pub(crate) in_flight: Arc<Semaphore>,
     pub(crate) bytes: Arc<Semaphore>,
@@ -54,7 +58,8 @@ impl HttpState {
         HttpState {
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             bytes: Arc::new(Semaphore::new((config.max_bodies_in_flight / 1024).max(1))),
-            auth: config.auth.clone().map(Authenticator::new),
+            #[cfg(feature = "oauth")]
+            auth: config.auth.clone().map(|auth| Arc::new(Authenticator::new(auth))),
             per_principal: PrincipalLimits::new(config.max_in_flight_per_principal),
             streams: StreamBudget::new(config.max_streams, config.max_streams_per_principal),
             sessions: Sessions::new(config.max_sessions, config.max_sessions_per_principal),
@@ -91,58 +96,67 @@ pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
     extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0)
 }
 
+/// The endpoint, behind the head and Host/Origin layers (`McpHttp::router`) or a stack of the
+/// application's own (`McpHttp::routes`).
 pub(crate) async fn endpoint(State(state): State<Arc<HttpState>>, request: HttpRequest) -> Response {
-    let (parts, body) = request.into_parts();
-    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
+    let (mut parts, body) = request.into_parts();
     let peer = peer_of(&parts.extensions);
-    if let Err(r) = guard::host_and_origin(&state.config, &headers) {
-        return refusal(r);
-    }
-    if !matches!(method, Method::POST | Method::GET | Method::DELETE) {
+    if !matches!(parts.method, Method::POST | Method::GET | Method::DELETE) {
         let mut r = StatusCode::METHOD_NOT_ALLOWED.into_response();
         r.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
         return r;
     }
     // Bearer 401/403 before anything that reads the request (docs/DECISIONS.md order).
-    let auth = match authenticate(&state, &method, &uri, &headers).await {
+    let auth = match caller(&state, &parts.method, &parts.uri, &parts.headers, &mut parts.extensions).await {
         Ok(auth) => auth,
         Err(r) => return r,
     };
-    match method {
-        Method::POST => post(state, headers, body, auth, peer).await,
+    let headers = parts.headers;
+    match parts.method {
+        Method::POST => {
+            let admitted = parts.extensions.remove::<Admitted>();
+            post(state, headers, body, admitted, auth, peer).await
+        }
         Method::GET => get(state, headers, auth).await,
         _ => delete(&state, &headers, auth.as_ref()),
     }
 }
 
-/// Every route's first check: the request head (its size, and exactly one `Host`).
-pub(crate) async fn check_head(
-    State(state): State<Arc<HttpState>>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    match guard::head(&state.config, request.version(), request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(r) => refusal(r),
-    }
-}
-
-/// The caller, when authorization is on: `Ok(None)` when it is off, the refusal otherwise.
-pub(crate) async fn authenticate(
+/// The caller, when authorization is on: the one an `AuthLayer` in front authenticated, else
+/// authenticated here; `Ok(None)` when it is off, the refusal otherwise.
+#[cfg(feature = "oauth")]
+pub(crate) async fn caller(
     state: &HttpState,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
+    extensions: &mut http::Extensions,
 ) -> Result<Option<Authenticated>, Response> {
     let Some(auth) = &state.auth else { return Ok(None) };
+    if let Some(authenticated) = extensions.remove::<Authenticated>() {
+        return Ok(Some(authenticated));
+    }
     match auth.authenticate(method, uri.path(), uri.query(), headers).await {
         Ok(authenticated) => Ok(Some(authenticated)),
         Err(denial) => Err(auth.refuse(&denial)),
     }
 }
 
+/// Without the `oauth` feature there is no authorization: every caller is anonymous.
+#[cfg(not(feature = "oauth"))]
+pub(crate) async fn caller(
+    _state: &HttpState,
+    _method: &Method,
+    _uri: &Uri,
+    _headers: &HeaderMap,
+    _extensions: &mut http::Extensions,
+) -> Result<Option<Authenticated>, Response> {
+    Ok(None)
+}
+
 /// Refuses a `tools/call` whose tool needs scopes the caller lacks (`403`). The tool's name is
 /// the one the front door read with the request's params.
+#[cfg(feature = "oauth")]
 pub(crate) fn check_tool_scopes(
     state: &HttpState,
     auth: Option<&Authenticated>,
@@ -155,6 +169,16 @@ pub(crate) fn check_tool_scopes(
     // A request whose name cannot be read fails in dispatch without running any tool.
     let Some(name) = request.named().and_then(|n| n.name) else { return Ok(()) };
     authenticator.check_tool(authenticated, &name).map_err(|denial| authenticator.refuse(&denial))
+}
+
+/// Without the `oauth` feature no tool needs scopes.
+#[cfg(not(feature = "oauth"))]
+pub(crate) fn check_tool_scopes(
+    _state: &HttpState,
+    _auth: Option<&Authenticated>,
+    _request: &Classified,
+) -> Result<(), Response> {
+    Ok(())
 }
 
 /// Another slot for the caller's requests (docs/DECISIONS.md: 16 per principal), or `503`.
@@ -194,6 +218,7 @@ async fn post(
     state: Arc<HttpState>,
     headers: HeaderMap,
     body: Body,
+    admitted: Option<Admitted>,
     auth: Option<Authenticated>,
     peer: Option<SocketAddr>,
 ) -> Response {
@@ -204,7 +229,7 @@ async fn post(
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let (bytes, permits) = match read_post(&state, &headers, body, auth.as_ref()).await {
+    let (bytes, permits) = match intake::admit(&state, &headers, body, auth.as_ref(), admitted).await {
         Ok(read) => read,
         Err(r) => return r,
     };
@@ -551,7 +576,7 @@ mod tests {
     #[test]
     fn the_default_event_store_keeps_to_the_configured_byte_budget() {
         let server = Server::builder("t", "1").build().unwrap();
-        let state = HttpState::new(server, HttpConfig { max_replay_bytes: 4096, ..HttpConfig::default() });
+        let state = HttpState::new(server, HttpConfig::default().max_replay_bytes(4096));
         state.events.append("a", &[b'x'; 3000]);
         state.events.finish("a");
         assert!(state.events.after("a", 0).is_some());

@@ -465,7 +465,7 @@ async fn scopes_are_required_for_every_request_and_per_tool() {
 #[tokio::test]
 async fn keys_rotate_and_unknown_kids_do_not_hammer_the_authorization_server() {
     let authorization = AuthorizationServer::start().await;
-    let fast = JwtValidation { jwks_refetch_interval: Duration::ZERO, ..JwtValidation::default() };
+    let fast = JwtValidation::default().jwks_refetch_interval(Duration::ZERO);
     let mcp = start_mcp(&authorization, |b| b.jwt(fast), |_| {}).await;
     let old = authorization.sign(Algorithm::RS256, &authorization.claims(&mcp.resource, "alice", ""));
     assert_eq!(call(&mcp, "/mcp", "count", &bearer(&old)).await.status, 200);
@@ -501,7 +501,7 @@ async fn an_unreachable_authorization_server_is_503_not_401() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead = format!("http://{}/jwks", closed.local_addr().unwrap());
     drop(closed);
-    let jwt = JwtValidation { jwks_uri: Some(dead), ..JwtValidation::default() };
+    let jwt = JwtValidation::default().jwks_uri(dead);
     let mcp = start_mcp(&authorization, |b| b.jwt(jwt), |_| {}).await;
     let token = authorization.sign(Algorithm::RS256, &authorization.claims(&mcp.resource, "alice", ""));
     let reply = call(&mcp, "/mcp", "count", &bearer(&token)).await;
@@ -509,7 +509,7 @@ async fn an_unreachable_authorization_server_is_503_not_401() {
     assert!(reply.header("retry-after").is_some());
     assert_eq!(mcp.calls(), 0);
     // An explicit jwks_uri that works is used as is (no discovery).
-    let jwt = JwtValidation { jwks_uri: Some(authorization.jwks_uri()), ..JwtValidation::default() };
+    let jwt = JwtValidation::default().jwks_uri(authorization.jwks_uri());
     let mcp = start_mcp(&authorization, |b| b.jwt(jwt), |_| {}).await;
     let token = authorization.sign(Algorithm::RS256, &authorization.claims(&mcp.resource, "alice", ""));
     assert_eq!(call(&mcp, "/mcp", "count", &bearer(&token)).await.status, 200);
@@ -645,7 +645,7 @@ async fn dpop_bound_tokens_need_their_proof() {
 #[tokio::test]
 async fn dpop_nonces_and_required_dpop() {
     let authorization = AuthorizationServer::start().await;
-    let config = DpopConfig { nonce: true, required: true, ..DpopConfig::default() };
+    let config = DpopConfig::default().nonce(true).required(true);
     let mcp = start_mcp(&authorization, |b| b.dpop(config), |_| {}).await;
     let (token, key) = bound_token(&authorization, &mcp);
     let url = mcp.url("/mcp");

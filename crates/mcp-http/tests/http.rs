@@ -282,7 +282,7 @@ async fn legacy_get_streams_carry_keep_alives_and_end_with_their_session() {
         Server::builder("http-test", "1").tools(Tools::new().add("echo", "Echo", echo)).build().unwrap();
     let bound = mcp_http::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let addr = bound.local_addr();
-    let config = mcp_http::HttpConfig { keep_alive: Duration::from_millis(50), ..Default::default() };
+    let config = mcp_http::HttpConfig::default().keep_alive(Duration::from_millis(50));
     tokio::spawn(mcp_http::serve(server, bound, Some(config)));
     let r = initialize_legacy(addr).await;
     let session = r.header("mcp-session-id").expect("a session id").to_owned();

@@ -62,7 +62,11 @@ impl AuthArgs {
                 builder.introspection(Introspection::new(endpoint.clone(), client_id, secret))
             }
             None => {
-                builder.jwt(JwtValidation { jwks_uri: self.jwks_uri.clone(), ..JwtValidation::default() })
+                let jwt = JwtValidation::default();
+                builder.jwt(match &self.jwks_uri {
+                    Some(uri) => jwt.jwks_uri(uri.clone()),
+                    None => jwt,
+                })
             }
         };
         if self.dpop {

@@ -12,6 +12,7 @@ pub const MAX_LEEWAY: Duration = Duration::from_secs(300);
 
 /// How access tokens are validated.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum TokenValidation {
     /// Tokens are JWTs (RFC 9068) signed by the authorization server, verified locally against
     /// its JWKS.
@@ -20,8 +21,11 @@ pub enum TokenValidation {
     Introspection(Introspection),
 }
 
-/// JWT access tokens verified against the authorization server's keys.
+/// JWT access tokens verified against the authorization server's keys. Start from
+/// [`JwtValidation::default`] and change what you need with the setters (settings are added
+/// over time, so it cannot be written as a literal outside this crate).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct JwtValidation {
     /// Where the keys are. `None`: the `jwks_uri` of each issuer's authorization server
     /// metadata (RFC 8414, then OpenID Connect Discovery), fetched on first use.
@@ -49,9 +53,47 @@ impl Default for JwtValidation {
     }
 }
 
+impl JwtValidation {
+    /// Sets [`jwks_uri`](Self::jwks_uri): the keys are fetched from `uri`.
+    #[must_use]
+    pub fn jwks_uri(mut self, uri: impl Into<String>) -> Self {
+        self.jwks_uri = Some(uri.into());
+        self
+    }
+
+    /// Sets [`algorithms`](Self::algorithms).
+    #[must_use]
+    pub fn algorithms(mut self, algorithms: Vec<Algorithm>) -> Self {
+        self.algorithms = algorithms;
+        self
+    }
+
+    /// Sets [`leeway`](Self::leeway).
+    #[must_use]
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Sets [`jwks_max_age`](Self::jwks_max_age).
+    #[must_use]
+    pub fn jwks_max_age(mut self, max_age: Duration) -> Self {
+        self.jwks_max_age = max_age;
+        self
+    }
+
+    /// Sets [`jwks_refetch_interval`](Self::jwks_refetch_interval).
+    #[must_use]
+    pub fn jwks_refetch_interval(mut self, interval: Duration) -> Self {
+        self.jwks_refetch_interval = interval;
+        self
+    }
+}
+
 /// Opaque tokens checked at the authorization server's introspection endpoint (RFC 7662),
 /// authenticating with client credentials (`client_secret_basic`).
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Introspection {
     /// The introspection endpoint.
     pub endpoint: String,
@@ -81,6 +123,20 @@ impl Introspection {
         }
     }
 
+    /// Sets [`cache_ttl`](Self::cache_ttl).
+    #[must_use]
+    pub fn cache_ttl(mut self, ttl: Duration) -> Self {
+        self.cache_ttl = ttl;
+        self
+    }
+
+    /// Sets [`leeway`](Self::leeway).
+    #[must_use]
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
     pub(crate) fn client_secret(&self) -> &str {
         &self.client_secret
     }
@@ -97,8 +153,10 @@ impl fmt::Debug for Introspection {
     }
 }
 
-/// DPoP (RFC 9449): sender-constrained tokens.
+/// DPoP (RFC 9449): sender-constrained tokens. Start from [`DpopConfig::default`] and change
+/// what you need with the setters.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct DpopConfig {
     /// Refuse Bearer tokens altogether (only DPoP-bound tokens with proofs). Off: unbound
     /// tokens may come as Bearer; a bound token is refused as Bearer either way.
@@ -126,8 +184,46 @@ impl Default for DpopConfig {
     }
 }
 
+impl DpopConfig {
+    /// Sets [`required`](Self::required).
+    #[must_use]
+    pub fn required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Sets [`algorithms`](Self::algorithms).
+    #[must_use]
+    pub fn algorithms(mut self, algorithms: Vec<Algorithm>) -> Self {
+        self.algorithms = algorithms;
+        self
+    }
+
+    /// Sets [`max_age`](Self::max_age).
+    #[must_use]
+    pub fn max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// Sets [`nonce`](Self::nonce).
+    #[must_use]
+    pub fn nonce(mut self, nonce: bool) -> Self {
+        self.nonce = nonce;
+        self
+    }
+
+    /// Sets [`replay_capacity`](Self::replay_capacity).
+    #[must_use]
+    pub fn replay_capacity(mut self, capacity: usize) -> Self {
+        self.replay_capacity = capacity;
+        self
+    }
+}
+
 /// Why an [`AuthConfig`] could not be built.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum AuthConfigError {
     /// A URL is not absolute, has a fragment, or uses plain `http` off loopback.
     #[error("{what}: {reason}")]

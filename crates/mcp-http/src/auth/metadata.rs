@@ -16,7 +16,7 @@ use crate::config::HttpConfig;
 use crate::guard;
 
 struct Document {
-    http: HttpConfig,
+    hosts: Vec<String>,
     json: Bytes,
 }
 
@@ -44,10 +44,9 @@ pub(crate) fn document(config: &AuthConfig) -> ProtectedResourceMetadata {
     }
 }
 
-/// The metadata routes for `http` (which has `auth` set).
-pub(crate) fn routes(http: &HttpConfig, auth: &AuthConfig) -> axum::Router {
-    let json = serde_json::to_vec(&document(auth)).unwrap_or_default();
-    let state = Arc::new(Document { http: http.clone(), json: Bytes::from(json) });
+/// Where the document is served: the well-known path, its path-based form for the resource,
+/// and for the endpoint. `AuthLayer` lets these through unauthenticated.
+pub(crate) fn paths(http: &HttpConfig, auth: &AuthConfig) -> Vec<String> {
     let mut paths = vec![WELL_KNOWN.to_owned(), auth.metadata_path()];
     let endpoint = http.endpoint.trim_end_matches('/');
     if !endpoint.is_empty() {
@@ -55,8 +54,15 @@ pub(crate) fn routes(http: &HttpConfig, auth: &AuthConfig) -> axum::Router {
     }
     paths.sort();
     paths.dedup();
+    paths
+}
+
+/// The metadata routes for `http` (which has `auth` set).
+pub(crate) fn routes(http: &HttpConfig, auth: &AuthConfig) -> axum::Router {
+    let json = serde_json::to_vec(&document(auth)).unwrap_or_default();
+    let state = Arc::new(Document { hosts: http.allowed_hosts.clone(), json: Bytes::from(json) });
     let mut router = axum::Router::new();
-    for path in paths {
+    for path in paths(http, auth) {
         router = router.route(&path, axum::routing::get(serve));
     }
     router.with_state(state)
@@ -64,9 +70,7 @@ pub(crate) fn routes(http: &HttpConfig, auth: &AuthConfig) -> axum::Router {
 
 async fn serve(State(doc): State<Arc<Document>>, headers: HeaderMap) -> Response {
     // Host only: Origin is not checked for this public document.
-    let mut without_origin = headers;
-    without_origin.remove(header::ORIGIN);
-    if let Err(r) = guard::host_and_origin(&doc.http, &without_origin) {
+    if let Err(r) = guard::host(&doc.hosts, &headers) {
         return (r.status, r.reason).into_response();
     }
     let mut response = (StatusCode::OK, doc.json.clone()).into_response();

@@ -28,7 +28,6 @@ mod dpop;
 mod fetch;
 mod introspection;
 mod jwks;
-mod limits;
 mod metadata;
 
 use std::sync::Arc;
@@ -40,12 +39,13 @@ use mcp_auth::jose::{self, JoseError, Validation};
 use mcp_server::Principal;
 use mcp_types::{JsonObject, JsonValue};
 
+pub(crate) use crate::caller::{Authenticated, Scheme};
+
 pub use config::{
     AuthConfig, AuthConfigBuilder, AuthConfigError, DpopConfig, Introspection, JwtValidation, MAX_LEEWAY,
     TokenValidation,
 };
-pub(crate) use limits::PrincipalLimits;
-pub(crate) use metadata::routes as metadata_routes;
+pub(crate) use metadata::{paths as metadata_paths, routes as metadata_routes};
 
 use fetch::Fetcher;
 use introspection::Introspector;
@@ -61,13 +61,6 @@ pub(crate) enum TokenError {
     Invalid(String),
     /// The authorization server could not be asked.
     Unavailable(&'static str),
-}
-
-/// The scheme a token came with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scheme {
-    Bearer,
-    Dpop,
 }
 
 /// Why a request is refused.
@@ -89,15 +82,6 @@ pub(crate) enum Denial {
     Unavailable(&'static str),
     /// The DPoP replay cache is full.
     Busy,
-}
-
-/// An authenticated request: who, and the key its legacy sessions are bound to.
-#[derive(Debug, Clone)]
-pub(crate) struct Authenticated {
-    pub(crate) principal: Arc<Principal>,
-    /// Issuer and subject (or client id): sessions and in-flight limits are per this key.
-    pub(crate) key: String,
-    pub(crate) scheme: Scheme,
 }
 
 enum Verifier {
