@@ -317,15 +317,10 @@ async fn bind_http(addr: &str) -> Result<mcp_http::Bound, String> {
         Err(_) if addr.contains(':') => addr.to_owned(),
         Err(_) => return Err(format!("invalid address {addr:?}: expected HOST:PORT or PORT")),
     };
-    // An address needs no resolver: `lookup_host` runs `getaddrinfo` on the blocking pool,
-    // whose thread would then idle for ten seconds beside the server.
-    let candidates: Vec<std::net::SocketAddr> = match spec.parse::<std::net::SocketAddr>() {
-        Ok(address) => vec![address],
-        Err(_) => tokio::net::lookup_host(spec.as_str())
-            .await
-            .map_err(|e| format!("invalid address {addr:?}: {e}"))?
-            .collect(),
-    };
+    let candidates: Vec<std::net::SocketAddr> = tokio::net::lookup_host(spec.as_str())
+        .await
+        .map_err(|e| format!("invalid address {addr:?}: {e}"))?
+        .collect();
     let mut last_error = None;
     for candidate in candidates {
         match mcp_http::bind(candidate).await {
