@@ -1,6 +1,7 @@
 //! Unit tests: compiling and validating, `$ref` containment, and (in `guard`) the complexity check.
 
 mod guard;
+mod plain;
 
 use std::net::TcpListener;
 use std::sync::Arc;

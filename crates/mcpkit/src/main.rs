@@ -118,7 +118,7 @@ struct VersionsArgs {
     json: bool,
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Debug)]
 struct ServeArgs {
     /// Serve over stdin/stdout (the default).
     #[arg(long, conflicts_with = "http")]
@@ -131,8 +131,45 @@ struct ServeArgs {
     auth: auth::AuthArgs,
 }
 
+/// `mcpkit serve` parsed alone: the same global `-v` and the same `serve` arguments as [`Cli`],
+/// without building the rest of the command tree (clap builds every subcommand's arguments
+/// before parsing: a tenth of a server's start-up). Anything it does not accept — `--help`, an
+/// error — is parsed again by [`Cli`], so help and errors are the full command's.
+#[derive(Parser)]
+#[command(name = "mcpkit")]
+struct ServeCli {
+    // Word for word `Cli::verbose`: `tests::serve_alone_parses_as_the_full_command_does`
+    // compares the two definitions, help included.
+    /// Show what goes over the wire, on stderr: -v the JSON-RPC messages and HTTP status lines,
+    /// -vv also the client's debug logs and a stdio server's stderr (serve: more logs).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: ServeOnly,
+}
+
+#[derive(Subcommand)]
+enum ServeOnly {
+    Serve(ServeArgs),
+}
+
+/// The arguments of `mcpkit serve` with its verbosity, when `args` is a valid `serve` command
+/// line (the first word after the options is `serve`).
+fn parse_serve_alone(args: &[std::ffi::OsString]) -> Option<(u8, ServeArgs)> {
+    let first_word = args.iter().skip(1).find(|a| !a.to_string_lossy().starts_with('-'))?;
+    if first_word != "serve" {
+        return None;
+    }
+    let ServeCli { verbose, command: ServeOnly::Serve(serve) } = ServeCli::try_parse_from(args).ok()?;
+    Some((verbose, serve))
+}
+
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some((verbose, args)) = parse_serve_alone(&args) {
+        logging::init_server(verbose);
+        return serve(args);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => return usage::report(&e, &Cli::command(), &args),
@@ -292,4 +329,61 @@ async fn bind_http(addr: &str) -> Result<mcp_http::Bound, String> {
         }
     }
     Err(last_error.unwrap_or_else(|| format!("invalid address {addr:?}: it resolves to no address")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use clap::{CommandFactory, Parser};
+
+    use super::{Cli, Command, ServeCli, parse_serve_alone};
+
+    fn argv(line: &str) -> Vec<OsString> {
+        line.split_whitespace().map(OsString::from).collect()
+    }
+
+    /// The short parser and the full one define `-v` and `serve`'s arguments identically, and
+    /// agree on every `serve` command line the short one accepts.
+    #[test]
+    fn serve_alone_parses_as_the_full_command_does() {
+        let full = Cli::command();
+        let alone = ServeCli::command();
+        fn describe<'a>(args: impl Iterator<Item = &'a clap::Arg>) -> Vec<String> {
+            args.map(|a| format!("{a:?}")).collect()
+        }
+        let globals = |c: &clap::Command| describe(c.get_arguments().filter(|a| a.is_global_set()));
+        assert_eq!(globals(&full), globals(&alone));
+        let serve = |c: &clap::Command| describe(c.find_subcommand("serve").expect("serve").get_arguments());
+        assert!(!serve(&full).is_empty());
+        assert_eq!(serve(&full), serve(&alone));
+
+        for line in [
+            "mcpkit serve",
+            "mcpkit serve --stdio",
+            "mcpkit -vv serve --http 127.0.0.1:0",
+            "mcpkit serve -v --http 8080 --auth-issuer https://a.example --auth-scope s",
+        ] {
+            let (verbose, alone) = parse_serve_alone(&argv(line)).expect(line);
+            let cli = Cli::try_parse_from(argv(line)).expect(line);
+            let Command::Serve(full) = cli.command else { panic!("{line}: not serve") };
+            assert_eq!((verbose, format!("{alone:?}")), (cli.verbose, format!("{full:?}")), "{line}");
+        }
+    }
+
+    /// Help, errors and other commands are left to the full parser.
+    #[test]
+    fn anything_else_goes_to_the_full_parser() {
+        for line in [
+            "mcpkit serve --help",
+            "mcpkit serve --stdio --http 1",
+            "mcpkit serve --bogus",
+            "mcpkit --version serve",
+            "mcpkit list tools -- mcpkit serve --stdio",
+            "mcpkit check serve",
+            "mcpkit",
+        ] {
+            assert!(parse_serve_alone(&argv(line)).is_none(), "{line}");
+        }
+    }
 }

@@ -144,6 +144,20 @@ fn serve_http_answers_over_a_real_socket() {
     assert_eq!(json["result"]["content"][0]["text"], "over http");
 }
 
+/// `serve --http IP:PORT` runs on the main thread and tokio's workers (one per core), and
+/// nothing else: no blocking-pool thread (an address is not looked up: `lookup_host` parses it
+/// before it would call `getaddrinfo`), no thread of its own.
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_http_runs_on_the_workers_and_the_main_thread_only() {
+    let server = serve_http(&[]);
+    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id())).unwrap();
+    let threads: usize =
+        status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap();
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(threads, 1 + workers, "{status}");
+}
+
 /// One raw HTTP/1.1 exchange (`connection: close`), returning the whole answer.
 fn http_exchange(authority: &str, request: &str) -> String {
     use std::io::Read;
