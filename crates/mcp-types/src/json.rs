@@ -18,8 +18,8 @@ pub type MetaObject = JsonObject;
 /// serde_json escapes a string a byte at a time (about ten instructions a byte, measured on a
 /// 10 KB tool result: half of a `tools/call`'s cost). A long text with nothing to escape —
 /// no `"`, no `\`, no control character, which is most text — is checked eight bytes at a
-/// time and handed to the serializer as raw JSON text, so it is copied, not escaped. The bytes
-/// written are the same either way. Like every `RawValue`, the raw form is meant for
+/// time and handed to the serializer as raw JSON text, so it is copied, not escaped (up to
+/// 2 MiB; a larger text is escaped as before). The bytes written are the same either way. Like every `RawValue`, the raw form is meant for
 /// serde_json's serializers (`to_vec`, `to_writer`, `to_value`, `to_raw_value`), which are
 /// what the wire types are written with (a [`Response`](crate::Response) carries its result
 /// as raw JSON too).
@@ -30,10 +30,18 @@ pub struct Text<'a>(pub &'a str);
 /// than escaping a byte at a time saves.
 const RAW_TEXT_FROM: usize = 512;
 
+/// Above this length a text is escaped as before. The detour holds a second copy of the text
+/// while it is written, and its exact-size block changes when glibc raises its mmap threshold
+/// (freeing an mmapped block raises the threshold to that block's size; later blocks below it
+/// come from the arenas, which keep what is freed): with 3 MiB answers, the HTTP send-timeout
+/// memory test then kept its second round of answers resident after the cut in 3 runs of 4
+/// (1 of 5 without the detour; docs/PERFORMANCE.md, "Large messages").
+const RAW_TEXT_UP_TO: usize = 2 * 1024 * 1024;
+
 impl serde::Serialize for Text<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let text = self.0;
-        if text.len() >= RAW_TEXT_FROM && !needs_escaping(text.as_bytes()) {
+        if (RAW_TEXT_FROM..=RAW_TEXT_UP_TO).contains(&text.len()) && !needs_escaping(text.as_bytes()) {
             let mut quoted = String::with_capacity(text.len() + 2);
             quoted.push('"');
             quoted.push_str(text);
@@ -73,7 +81,7 @@ fn needs_escaping(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{RAW_TEXT_FROM, Text, needs_escaping};
+    use super::{RAW_TEXT_FROM, RAW_TEXT_UP_TO, Text, needs_escaping};
 
     /// What serde_json writes for `text`, and what it writes through `Text`: the same bytes.
     fn same(text: &str) {
@@ -121,6 +129,8 @@ mod tests {
             format!("{long}\u{1}"),
             format!("{long}\u{7f}é😀"),
             "é".repeat(RAW_TEXT_FROM),
+            "y".repeat(RAW_TEXT_UP_TO),
+            "z".repeat(RAW_TEXT_UP_TO + 1),
         ] {
             same(&text);
         }
