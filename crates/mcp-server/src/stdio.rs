@@ -101,7 +101,11 @@ impl Server {
             };
             let session = connection.session();
             let batches = session.as_ref().is_some_and(|s| s.version.allows_batches());
-            let inbound = match door::receive(frame.as_bytes(), batches) {
+            let size = frame.as_bytes().len();
+            let received = door::receive(frame.as_bytes(), batches);
+            // The line is read: a large one is not held while this request waits for room.
+            drop(frame);
+            let inbound = match received {
                 Ok(inbound) => inbound,
                 Err(unreadable) => {
                     send(&tx, &unreadable.reply(session.as_ref())).await;
@@ -130,7 +134,6 @@ impl Server {
                 Inbound::Request(request) => Ok(request),
                 Inbound::Batch(items) => Err(items),
             };
-            let size = frame.as_bytes().len();
             // Back-pressure: wait for room before reading on.
             let Ok(permit) = requests.clone().acquire_owned().await else { break };
             let kib = u32::try_from(size.div_ceil(1024).max(1)).unwrap_or(u32::MAX).min(budget_kib);
@@ -266,31 +269,72 @@ enum Element {
 
 async fn send(tx: &mpsc::Sender<Vec<u8>>, reply: &Reply) {
     // A closed channel means the writer is gone (stdout closed): nothing left to do.
-    let _ = tx.send(reply.to_vec()).await;
+    let _ = tx.send(serialized(reply)).await;
 }
 
-/// Writes queued messages, one line each, batching whatever is ready (up to 1 MiB) into one
-/// buffer handed to the writer at once: one `write` call per batch when the stream takes it
-/// whole (no second buffer in between).
+/// The reply serialized into a buffer sized for it up front, with room for the writer's `\n`.
+/// `serde_json::to_vec` grows its buffer by doubling, so a 1 MB answer would hold 2 MiB
+/// while it waits for the writer; this one holds what it is.
+fn serialized(reply: &Reply) -> Vec<u8> {
+    let response = &reply.response;
+    let result = match &response.result {
+        Ok(raw) => raw.get().len(),
+        // An error's message is short; the buffer grows if it is not.
+        Err(_) => 128,
+    };
+    let id = match response.id.request_id() {
+        // A string id is at most 1 KiB; escaped, each byte takes at most six.
+        Some(mcp_types::RequestId::String(id)) => id.len() * 6,
+        _ => 0,
+    };
+    // `{"jsonrpc":"2.0","id":…,"result":…}` and the newline: well under 64 bytes besides the
+    // id and the result.
+    let mut json = Vec::with_capacity(64 + id + result);
+    // Serializing a response cannot fail: its raw members are already valid JSON.
+    if serde_json::to_writer(&mut json, response).is_err() {
+        json.clear();
+    }
+    json
+}
+
+/// Messages at least this large are written from their own buffer; smaller ones are gathered
+/// into one write.
+const OWN_WRITE: usize = 64 * 1024;
+
+/// Writes queued messages, one line each. Small messages that are ready are gathered (up to
+/// 1 MiB) into one buffer handed to the writer at once: one `write` call per batch when the
+/// stream takes it whole. A large message (an answer of a megabyte) is not copied: it becomes
+/// its own line in place and is written from its own buffer.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Vec<u8>>,
     mut writer: W,
 ) -> std::io::Result<()> {
-    let mut line = Vec::with_capacity(64 * 1024);
+    let mut batch = Vec::with_capacity(OWN_WRITE);
     while let Some(first) = rx.recv().await {
-        line.clear();
-        mcp_stdio::encode_line(&first, &mut line);
-        while line.len() < 1024 * 1024 {
-            match rx.try_recv() {
-                Ok(next) => mcp_stdio::encode_line(&next, &mut line),
-                Err(_) => break,
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            if message.len() >= OWN_WRITE {
+                // In the order queued: what was gathered before it goes first.
+                if !batch.is_empty() {
+                    writer.write_all(&batch).await?;
+                    batch.clear();
+                }
+                writer.write_all(&mcp_stdio::into_line(message)).await?;
+            } else {
+                mcp_stdio::encode_line(&message, &mut batch);
+            }
+            if batch.len() < 1024 * 1024 {
+                next = rx.try_recv().ok();
             }
         }
-        writer.write_all(&line).await?;
+        if !batch.is_empty() {
+            writer.write_all(&batch).await?;
+        }
         writer.flush().await?;
-        // A burst of large answers must not pin a large buffer for the connection's lifetime.
-        if line.capacity() > 4 * 1024 * 1024 {
-            line = Vec::with_capacity(64 * 1024);
+        batch.clear();
+        // A burst of small answers must not pin a large buffer for the connection's lifetime.
+        if batch.capacity() > 4 * 1024 * 1024 {
+            batch = Vec::with_capacity(OWN_WRITE);
         }
     }
     writer.flush().await?;

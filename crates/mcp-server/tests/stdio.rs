@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_server::{Cancel, Log, Progress, Server, State, Tools};
+use mcp_server::{Args, Cancel, Log, Progress, Server, State, Tools};
 use mcp_types::LoggingLevel;
 use serde_json::{Value, json};
 use support::*;
@@ -61,13 +61,26 @@ async fn logs(log: Log) -> &'static str {
     "logged"
 }
 
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+/// Reports progress (a small message queued first), then answers with the text: a large
+/// answer when the text is large.
+async fn echo_after_progress(progress: Progress, Args(EchoArgs { text }): Args<EchoArgs>) -> String {
+    progress.report(1.0, None, Some("about to answer")).await;
+    text
+}
+
 fn server(flags: Flags) -> Server {
     let tools = Tools::new()
         .add("slow", "Sleeps 400 ms", slow)
         .add("forever", "Never returns", forever)
         .add("fast", "Returns at once", fast)
         .add("progress", "Reports progress", progress)
-        .add("logs", "Logs at four levels", logs);
+        .add("logs", "Logs at four levels", logs)
+        .add("echo", "Reports progress, then echoes the text", echo_after_progress);
     Server::builder("stdio-test", "1").tools(tools).state(flags).build().unwrap()
 }
 
@@ -267,4 +280,36 @@ async fn of_two_requests_with_one_id_the_first_runs_and_the_second_is_refused() 
         assert_eq!(answer["result"]["content"][0]["text"], "slow done", "round {round}: {answer}");
     }
     peer.close().await;
+}
+
+#[tokio::test]
+async fn large_and_small_messages_are_written_whole_and_in_the_order_queued() {
+    let mut p = Peer::start(server(Flags::default()));
+    // Answers of 1 MiB (written from their own buffers) between small messages (gathered into
+    // one write): every line arrives whole, and a request's progress comes before its answer.
+    let texts: Vec<String> = (0..4)
+        .map(|i| format!("{i}\\\"\n\t{}", char::from(b'a' + i as u8).to_string().repeat((1 << 20) + i)))
+        .collect();
+    for (i, text) in texts.iter().enumerate() {
+        let mut request = call(json!(i), "echo");
+        request["params"]["arguments"] = json!({ "text": text });
+        request["params"]["_meta"]["progressToken"] = json!(i);
+        p.send(request).await;
+        p.send(call(json!(format!("fast-{i}")), "fast")).await;
+    }
+    let (mut answered, mut fast) = (vec![false; texts.len()], 0);
+    while answered.contains(&false) || fast < texts.len() {
+        let m = p.recv().await;
+        if m["method"] == "notifications/progress" {
+            let i = m["params"]["progressToken"].as_u64().unwrap() as usize;
+            assert!(!answered[i], "the progress of request {i} came after its answer");
+        } else if let Some(i) = m["id"].as_u64() {
+            assert_eq!(m["result"]["content"][0]["text"].as_str(), Some(texts[i as usize].as_str()));
+            answered[i as usize] = true;
+        } else {
+            assert_eq!(m["result"]["content"][0]["text"], "fast done", "{m}");
+            fast += 1;
+        }
+    }
+    p.close().await;
 }

@@ -11,6 +11,12 @@ pub const DEFAULT_MAX_LINE: usize = 4 * 1024 * 1024;
 /// The UTF-8 encoding of U+FEFF.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A line at least this long that starts the buffer is handed over in the buffer itself
+/// instead of copied, and a buffer this size is what the decoder keeps between lines: a large
+/// line's capacity leaves with its frame (or is given back once consumed), so one 1 MB
+/// message does not pin megabytes for the rest of the connection.
+const KEEP: usize = 64 * 1024;
+
 /// Splits a byte stream into lines, without doing any IO.
 ///
 /// Feed bytes with [`extend`](Self::extend), then call [`decode`](Self::decode) until it
@@ -93,9 +99,15 @@ impl LineDecoder {
             let (line_start, line_end) = (self.start, self.scanned + i);
             self.start = line_end + 1;
             self.scanned = self.start;
-            if let Some(item) = classify(&self.buf[line_start..line_end], self.max_line) {
-                return Some(item);
+            let len = match frame_len(&self.buf[line_start..line_end], self.max_line) {
+                None => continue,
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(len)) => len,
+            };
+            if line_start == 0 && len >= KEEP {
+                return Some(self.hand_over(len));
             }
+            return Some(copied(&self.buf[line_start..line_start + len]));
         }
     }
 
@@ -109,8 +121,11 @@ impl LineDecoder {
         // What is left is one unterminated line within the limit, or nothing if an over-long
         // last line was already reported.
         self.discarding = false;
-        let item = classify(&self.buf[self.start..], self.max_line);
+        let start = self.start;
+        let item = frame_len(&self.buf[start..], self.max_line)
+            .map(|checked| checked.and_then(|len| copied(&self.buf[start..start + len])));
         self.clear();
+        self.give_back();
         item
     }
 
@@ -125,7 +140,35 @@ impl LineDecoder {
         // Each byte is moved here at most once: what follows the last `\n` was all fed after
         // the previous compaction.
         self.compact();
+        self.give_back();
         None
+    }
+
+    /// Hands over the buffer as the frame of the line `buf[..end]` (its framing checked): a
+    /// large line is not copied, and its capacity leaves with it. The bytes fed after the line
+    /// (at most one chunk) move to a fresh buffer of the size kept.
+    fn hand_over(&mut self, end: usize) -> Result<Frame, FrameError> {
+        let rest = &self.buf[self.start..];
+        let mut next = Vec::with_capacity(rest.len().max(KEEP));
+        next.extend_from_slice(rest);
+        let mut line = std::mem::replace(&mut self.buf, next);
+        self.start = 0;
+        self.scanned = 0;
+        line.truncate(end);
+        // Growth by doubling may have left up to twice the line's size; the frame is kept
+        // while its request is decoded, so it keeps only what it holds (glibc shrinks a block
+        // in place, without a copy).
+        line.shrink_to_fit();
+        String::from_utf8(line)
+            .map(Frame::new)
+            .map_err(|e| FrameError::InvalidUtf8 { valid_up_to: e.utf8_error().valid_up_to() })
+    }
+
+    /// Gives back the capacity a large line left behind, once the buffer holds little.
+    fn give_back(&mut self) {
+        if self.buf.capacity() > 4 * KEEP && self.buf.len() <= KEEP {
+            self.buf.shrink_to(KEEP);
+        }
     }
 
     /// Makes room for `additional` more bytes.
@@ -160,11 +203,20 @@ impl LineDecoder {
 }
 
 fn find_newline(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'\n')
+    memchr::memchr(b'\n', bytes)
 }
 
-/// Turns one line (without its `\n`) into an item, or `None` for a blank line.
-fn classify(line: &[u8], max_line: usize) -> Option<Result<Frame, FrameError>> {
+/// A frame copied out of the buffer, once its text is checked as UTF-8.
+fn copied(line: &[u8]) -> Result<Frame, FrameError> {
+    match std::str::from_utf8(line) {
+        Ok(text) => Ok(Frame::new(text.to_owned())),
+        Err(e) => Err(FrameError::InvalidUtf8 { valid_up_to: e.valid_up_to() }),
+    }
+}
+
+/// The framing checks of one line (without its `\n`), all but its encoding: `None` for a
+/// blank line, else the length of its frame (a stripped `\r` left out) or the line's error.
+fn frame_len(line: &[u8], max_line: usize) -> Option<Result<usize, FrameError>> {
     // Checked first, on the raw line, so the verdict matches the one `decode` gives a partial
     // line before its content is known.
     if line.len() > max_line {
@@ -177,8 +229,5 @@ fn classify(line: &[u8], max_line: usize) -> Option<Result<Frame, FrameError>> {
     if line.starts_with(BOM) {
         return Some(Err(FrameError::ByteOrderMark));
     }
-    Some(match std::str::from_utf8(line) {
-        Ok(text) => Ok(Frame::new(text.to_owned())),
-        Err(e) => Err(FrameError::InvalidUtf8 { valid_up_to: e.valid_up_to() }),
-    })
+    Some(Ok(line.len()))
 }

@@ -7,7 +7,7 @@
 //!   items with [`LineDecoder::decode`] (and [`LineDecoder::decode_eof`] once input ends).
 //!   It owns its buffer, so a partial line survives a cancelled read.
 //! - [`encode_line`] appends one message plus a single `\n`, guaranteeing the line has no
-//!   embedded line breaks.
+//!   embedded line breaks; [`into_line`] does the same to a message's own buffer, in place.
 //! - [`FramedReader`] and [`FramedWriter`] are thin tokio adapters over the two.
 //!
 //! # Framing rules
@@ -38,6 +38,6 @@ mod frame;
 mod io;
 
 pub use decoder::{DEFAULT_MAX_LINE, LineDecoder};
-pub use encoder::encode_line;
+pub use encoder::{encode_line, into_line};
 pub use frame::{Frame, FrameError};
 pub use io::{FramedReader, FramedWriter, READ_CHUNK, ReadError};

@@ -17,8 +17,8 @@ wire_struct! {
     /// Text content (`TextContent`, `"type": "text"`).
     #[derive(Default)]
     pub struct TextContent [tag "type" = "text"] {
-        /// The text.
-        req text: String = "text",
+        /// The text (written without a byte-at-a-time escape when it needs none).
+        text text: String = "text",
         /// Hints for the client.
         opt annotations: Annotations = "annotations",
         /// Metadata (`MetaObject`, 2025-06-18 and later).
@@ -38,7 +38,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct ImageContent [tag "type" = "image"] {
         /// Base64-encoded image data.
-        req data: String = "data",
+        text data: String = "data",
         /// MIME type of the image, such as `image/png`.
         req mime_type: String = "mimeType",
         /// Hints for the client.
@@ -60,7 +60,7 @@ wire_struct! {
     #[derive(Default)]
     pub struct AudioContent [tag "type" = "audio"] {
         /// Base64-encoded audio data.
-        req data: String = "data",
+        text data: String = "data",
         /// MIME type of the audio, such as `audio/wav`.
         req mime_type: String = "mimeType",
         /// Hints for the client.
@@ -190,7 +190,7 @@ wire_struct! {
         /// The URI of the resource.
         req uri: String = "uri",
         /// The text.
-        req text: String = "text",
+        text text: String = "text",
         /// MIME type, if known.
         opt mime_type: String = "mimeType",
         /// Metadata (`MetaObject`, 2025-06-18 and later).
@@ -212,7 +212,7 @@ wire_struct! {
         /// The URI of the resource.
         req uri: String = "uri",
         /// Base64-encoded data.
-        req blob: String = "blob",
+        text blob: String = "blob",
         /// MIME type, if known.
         opt mime_type: String = "mimeType",
         /// Metadata (`MetaObject`, 2025-06-18 and later).

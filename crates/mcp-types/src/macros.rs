@@ -29,7 +29,8 @@
 /// ```
 ///
 /// `req` members are required on input; `opt` members become `Option<T>` and are skipped on
-/// output when `None`.
+/// output when `None`; `text` members are required `String`s written through
+/// [`json::Text`](crate::json::Text) (for members that may carry a large text).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! wire_struct {
@@ -132,9 +133,14 @@ macro_rules! wire_struct {
     };
     (@ty req $ty:ty) => { $ty };
     (@ty opt $ty:ty) => { ::core::option::Option<$ty> };
+    (@ty text $ty:ty) => { $ty };
     (@slot req $ty:ty) => { $ty };
     (@slot opt $ty:ty) => { ::core::option::Option<$ty> };
+    (@slot text $ty:ty) => { $ty };
     (@ser $map:ident req $val:expr, $wire:literal) => { $map.serialize_entry($wire, &$val)?; };
+    (@ser $map:ident text $val:expr, $wire:literal) => {
+        $map.serialize_entry($wire, &$crate::json::Text(&$val))?;
+    };
     (@ser $map:ident opt $val:expr, $wire:literal) => {
         if let Some(value) = &$val { $map.serialize_entry($wire, value)?; }
     };
@@ -142,6 +148,9 @@ macro_rules! wire_struct {
         match $f { Some(value) => value, None => return Err(A::Error::missing_field($wire)) }
     };
     (@finish opt $f:ident, $wire:literal) => { $f.flatten() };
+    (@finish text $f:ident, $wire:literal) => {
+        match $f { Some(value) => value, None => return Err(A::Error::missing_field($wire)) }
+    };
 }
 
 /// Defines a string enum whose unknown values are kept (`Other(String)`), so that decoding a

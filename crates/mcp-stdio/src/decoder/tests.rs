@@ -247,3 +247,90 @@ fn decoder_is_reusable_after_eof() {
     assert_eq!(drain_eof(&mut decoder), [frame("{}")]);
     assert!(drain_eof(&mut decoder).is_empty());
 }
+
+/// `len` bytes of a JSON string's content, as a line: `"zzz…"`.
+fn big_line(len: usize) -> Vec<u8> {
+    let mut line = vec![b'z'; len];
+    line[0] = b'"';
+    line[len - 1] = b'"';
+    line
+}
+
+#[test]
+fn a_large_line_leaves_in_its_own_buffer_and_the_decoder_keeps_a_small_one() {
+    const LINE: usize = 1024 * 1024;
+    let mut input = b"{}\n".to_vec();
+    input.extend_from_slice(&big_line(LINE));
+    input.extend_from_slice(b"\r\n{\"after\":1}\n");
+
+    let mut decoder = LineDecoder::default();
+    let mut items = Vec::new();
+    for piece in input.chunks(crate::READ_CHUNK) {
+        decoder.extend(piece);
+        while let Some(item) = decoder.decode() {
+            if let Ok(frame) = &item {
+                if frame.as_bytes().len() == LINE {
+                    // The decoder gave its grown buffer away with the line.
+                    assert!(decoder.buf.capacity() <= super::KEEP, "kept {}", decoder.buf.capacity());
+                }
+            }
+            items.push(item);
+        }
+    }
+    items.extend(std::iter::from_fn(|| decoder.decode_eof()));
+    assert_eq!(items.len(), 3);
+    let large = items.remove(1).expect("the large line is a frame").into_string();
+    assert_eq!(large.as_bytes(), &big_line(LINE)[..], "the line whole, its `\\r` stripped");
+    // Holding no more than the line: the doubling's slack was given back.
+    assert!(large.capacity() < LINE + LINE / 8, "capacity {} for {LINE}", large.capacity());
+    assert_eq!(items.into_iter().map(to_item).collect::<Vec<_>>(), [frame("{}"), frame("{\"after\":1}")]);
+    assert!(decoder.buf.capacity() <= super::KEEP);
+}
+
+#[test]
+fn a_large_line_behind_others_is_copied_and_the_capacity_given_back() {
+    // One chunk holds a small line, then a large one: the large line does not start the buffer,
+    // so it is copied out, and the capacity it needed is given back once it is consumed.
+    let mut input = b"[1]\n".to_vec();
+    input.extend_from_slice(&big_line(512 * 1024));
+    input.extend_from_slice(b"\n[2");
+    let mut decoder = LineDecoder::default();
+    decoder.extend(&input);
+    let items = drain(&mut decoder);
+    assert_eq!(items.len(), 2);
+    assert_eq!(items[0], frame("[1]"));
+    assert!(matches!(&items[1], Item::Frame(text) if text.len() == 512 * 1024));
+    assert!(decoder.buf.capacity() <= super::KEEP, "kept {}", decoder.buf.capacity());
+    decoder.extend(b"]\n");
+    assert_eq!(drain(&mut decoder), [frame("[2]")]);
+}
+
+#[test]
+fn large_lines_keep_the_framing_rules() {
+    let size = 200 * 1024;
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend_from_slice(&big_line(size));
+    let mut invalid = big_line(size);
+    invalid[size / 2] = 0xFF;
+    let mut blank = vec![b' '; size];
+    blank.push(b'\r');
+    for (line, expected) in [
+        (bom, Some(Item::Err(FrameError::ByteOrderMark))),
+        (invalid, Some(Item::Err(FrameError::InvalidUtf8 { valid_up_to: size / 2 }))),
+        (blank, None),
+    ] {
+        let mut input = line;
+        input.extend_from_slice(b"\n{\"next\":1}\n");
+        let items = run(DEFAULT_MAX_LINE, &input, crate::READ_CHUNK);
+        let mut wanted: Vec<Item> = expected.into_iter().collect();
+        wanted.push(frame("{\"next\":1}"));
+        assert_eq!(items, wanted);
+    }
+    // Past the limit, the rule is the same however large the limit.
+    let mut over = big_line(KEEP_PLUS);
+    over.extend_from_slice(b"\n[]\n");
+    assert_eq!(run(KEEP_PLUS - 1, &over, crate::READ_CHUNK), [too_long(KEEP_PLUS - 1), frame("[]")]);
+}
+
+/// A line just over the size that is handed over whole.
+const KEEP_PLUS: usize = super::KEEP + 1;
