@@ -17,7 +17,7 @@ use crate::{Cli, Latency, Report};
 const PORT_POLL: Duration = Duration::from_millis(1);
 
 pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
-    let deadline = Instant::now() + Duration::from_secs(cli.timeout);
+    let deadline = Instant::now() + Duration::from_secs(cli.workload.timeout);
     let target = Arc::new(Target::parse(url)?);
     let mut started = None;
     if !cli.command.is_empty() {
@@ -28,7 +28,7 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
     }
     let mut meter = started.as_ref().map(Meter::new);
     let load = tokio::time::timeout_at(deadline, drive(cli, &target, started.as_mut(), meter.as_mut()));
-    let outcome = load.await.map_err(|_| format!("gave up after {} s", cli.timeout));
+    let outcome = load.await.map_err(|_| format!("gave up after {} s", cli.workload.timeout));
     let server_exit = match &mut started {
         Some(started) => Some(server::kill(&mut started.child).await),
         None => None,
@@ -50,7 +50,7 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
         requests: measured.received,
         concurrency: cli.connections.unwrap_or(1),
         warmup: warm.received,
-        text_bytes: cli.text_bytes,
+        text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
         requests_per_s: if elapsed > 0.0 { measured.received as f64 / elapsed } else { 0.0 },
         latency_us: Latency::of(&mut measured.latencies_us),
@@ -68,7 +68,7 @@ async fn drive(
     started: Option<&mut Started>,
     mut meter: Option<&mut Meter>,
 ) -> Result<(PhaseStats, PhaseStats), String> {
-    let shape = Shape { modern: true, text_bytes: cli.text_bytes };
+    let shape = Shape { modern: true, text_bytes: cli.workload.text_bytes };
     let connections = cli.connections.unwrap_or(1) as usize;
     let mut open = Vec::with_capacity(connections);
     if let Some(started) = started {
@@ -88,8 +88,8 @@ async fn drive(
     }
     let more = connections.saturating_sub(open.len());
     open.extend(http::connect_all(target, more).await?);
-    let warm_ids = 1..1 + cli.warmup;
-    let measured_ids = warm_ids.end..warm_ids.end + cli.requests;
+    let warm_ids = 1..1 + cli.workload.warmup;
+    let measured_ids = warm_ids.end..warm_ids.end + cli.workload.requests;
     let warm = http::run_phase(open, target.clone(), shape, warm_ids).await;
     check_connections(&warm, "warm-up")?;
     if let Some(meter) = meter.as_deref_mut() {
