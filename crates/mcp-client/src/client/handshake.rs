@@ -71,6 +71,7 @@ impl ClientBuilder {
             handshake: tokio::sync::Mutex::new(()),
             cache: Default::default(),
             tools: Default::default(),
+            modern_meta: RwLock::new(None),
             target,
         });
         let result = {
