@@ -72,6 +72,7 @@ impl ClientBuilder {
             cache: Default::default(),
             tools: Default::default(),
             modern_meta: RwLock::new(None),
+            request_size: Default::default(),
             target,
         });
         let result = {
