@@ -15,6 +15,8 @@
 //! (the stdio group is skipped, with a message, when that binary is missing). The versions are
 //! pinned: era detection is not what is measured.
 
+#[path = "../../mcp-server/benches/support/echo.rs"]
+mod echo;
 #[path = "../tests/support/memory.rs"]
 mod memory;
 
@@ -25,14 +27,12 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, EraCache};
-use mcp_server::{Args, Server, Tools};
 use mcp_types::ProtocolVersion;
-use schemars::JsonSchema;
-use serde::Deserialize;
 use serde_json::json;
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
 
+use echo::echo_server;
 use memory::Memory;
 
 /// Calls in flight per iteration of the concurrent benchmark.
@@ -128,22 +128,9 @@ fn bench_stdio(c: &mut Criterion) {
     group.finish();
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    text: String,
-}
-
-async fn echo_tool(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
-    text
-}
-
 /// An in-process Streamable HTTP server with the `echo` tool; its `/mcp` URL.
 fn start_http(runtime: &Runtime) -> String {
-    let server = Server::builder("bench", "1.0.0")
-        .tools(Tools::new().add("echo", "Echo the text back", echo_tool))
-        .build()
-        .expect("the server builds");
+    let server = echo_server();
     runtime.block_on(async {
         let bound = mcp_http::bind("127.0.0.1:0".parse().expect("an address")).await.expect("bind");
         let url = format!("http://{}/mcp", bound.local_addr());
