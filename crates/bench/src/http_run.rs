@@ -18,7 +18,7 @@ use crate::{Cli, Latency, Report};
 const PORT_POLL: Duration = Duration::from_millis(1);
 
 pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
-    let deadline = Instant::now() + Duration::from_secs(cli.timeout);
+    let deadline = Instant::now() + Duration::from_secs(cli.workload.timeout);
     let target = Arc::new(Target::parse(url)?);
     let mut started = None;
     if !cli.command.is_empty() {
@@ -29,7 +29,7 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
     }
     let mut meter = started.as_ref().map(Meter::new);
     let load = tokio::time::timeout_at(deadline, drive(cli, &target, started.as_mut(), meter.as_mut()));
-    let outcome = load.await.map_err(|_| format!("gave up after {} s", cli.timeout));
+    let outcome = load.await.map_err(|_| format!("gave up after {} s", cli.workload.timeout));
     let server_exit = match &mut started {
         Some(started) => Some(server::kill(&mut started.child).await),
         None => None,
@@ -47,11 +47,11 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
     Ok(Report {
         server: if cli.command.is_empty() { url.to_owned() } else { cli.command.join(" ") },
         transport: "http",
-        mode: if cli.legacy { "legacy" } else { "modern" },
+        mode: if cli.workload.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.connections.unwrap_or(1),
         warmup: warm.received,
-        text_bytes: cli.text_bytes,
+        text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
         requests_per_s: if elapsed > 0.0 { measured.received as f64 / elapsed } else { 0.0 },
         latency_us: Latency::of(&mut measured.latencies_us),
@@ -70,7 +70,7 @@ async fn drive(
     started: Option<&mut Started>,
     mut meter: Option<&mut Meter>,
 ) -> Result<(PhaseStats, PhaseStats), String> {
-    let shape = Shape { modern: !cli.legacy, text_bytes: cli.text_bytes };
+    let shape = Shape { modern: !cli.workload.legacy, text_bytes: cli.workload.text_bytes };
     let connections = cli.connections.unwrap_or(1) as usize;
     let mut open = Vec::with_capacity(connections);
     let mut target = target.clone();
@@ -80,7 +80,7 @@ async fn drive(
         }
         wait_for_port(&target, started).await?;
     }
-    if cli.legacy {
+    if cli.workload.legacy {
         let mut first = http::connect_all(&target, 1).await?;
         let legacy = http::initialize(&mut first[0], &target).await?;
         target = Arc::new(Target { legacy: Some(legacy), ..(*target).clone() });
@@ -98,8 +98,8 @@ async fn drive(
     }
     let more = connections.saturating_sub(open.len());
     open.extend(http::connect_all(&target, more).await?);
-    let warm_ids = 1..1 + cli.warmup;
-    let measured_ids = warm_ids.end..warm_ids.end + cli.requests;
+    let warm_ids = 1..1 + cli.workload.warmup;
+    let measured_ids = warm_ids.end..warm_ids.end + cli.workload.requests;
     let warm = http::run_phase(open, target.clone(), shape, warm_ids).await;
     check_connections(&warm, "warm-up")?;
     if let Some(meter) = meter.as_deref_mut() {

@@ -20,6 +20,7 @@
 //! mcp-load --url http://127.0.0.1:18080/mcp --connections 16 -- mcpkit serve --http 18080
 //! ```
 
+mod common;
 mod http;
 mod http_run;
 mod load;
@@ -31,6 +32,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use serde::Serialize;
 
+pub(crate) use common::Latency;
+use common::Workload;
 use server::Figures;
 
 #[derive(Parser, Debug)]
@@ -42,9 +45,8 @@ use server::Figures;
                   mcp-load --url http://127.0.0.1:18080/mcp --connections 16 -- mcpkit serve --http 18080"
 )]
 pub(crate) struct Cli {
-    /// Measured requests (after the warm-up).
-    #[arg(long, default_value_t = 10_000)]
-    requests: u64,
+    #[command(flatten)]
+    workload: Workload,
     /// Requests kept in flight at once (stdio).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     concurrency: u32,
@@ -55,22 +57,6 @@ pub(crate) struct Cli {
     /// Keep-alive HTTP/1.1 connections, each with one request at a time (with `--url`) [default: 1].
     #[arg(long, requires = "url", value_parser = clap::value_parser!(u32).range(1..))]
     connections: Option<u32>,
-    /// Requests sent and checked before measuring.
-    #[arg(long, default_value_t = 1_000)]
-    warmup: u64,
-    /// Length of the echoed text, in bytes.
-    #[arg(long, default_value_t = 16)]
-    text_bytes: usize,
-    /// Open a legacy (2025-11-25) session with `initialize` instead of sending 2026-07-28
-    /// requests (over HTTP: one session, named by every connection's requests).
-    #[arg(long)]
-    legacy: bool,
-    /// Print one JSON object instead of the human-readable summary.
-    #[arg(long)]
-    json: bool,
-    /// Give up (and kill a server started here) after this many seconds in all.
-    #[arg(long, default_value_t = 120)]
-    timeout: u64,
     /// Wait this many milliseconds after starting the server, then read its idle memory
     /// before sending the first request (no start-up time is then reported).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -105,26 +91,6 @@ pub(crate) struct Report {
     server_exit: Option<String>,
 }
 
-#[derive(Serialize, Debug, Default, PartialEq)]
-pub(crate) struct Latency {
-    p50: u64,
-    p90: u64,
-    p99: u64,
-    max: u64,
-}
-
-impl Latency {
-    /// Nearest-rank percentiles of `samples` (sorted here).
-    fn of(samples: &mut [u64]) -> Latency {
-        samples.sort_unstable();
-        let rank = |p: usize| match samples.len() {
-            0 => 0,
-            n => samples[(n * p).div_ceil(100).clamp(1, n) - 1],
-        };
-        Latency { p50: rank(50), p90: rank(90), p99: rank(99), max: rank(100) }
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -140,7 +106,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(report) => {
-            if cli.json {
+            if cli.workload.json {
                 println!("{}", serde_json::to_string(&report).unwrap_or_default());
             } else {
                 print_human(&report);
@@ -202,14 +168,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentiles_use_nearest_rank() {
-        assert_eq!(Latency::of(&mut []), Latency::default());
-        let mut samples: Vec<u64> = (1..=100).rev().collect();
-        assert_eq!(Latency::of(&mut samples), Latency { p50: 50, p90: 90, p99: 99, max: 100 });
-        assert_eq!(Latency::of(&mut [7]), Latency { p50: 7, p90: 7, p99: 7, max: 7 });
-    }
-
-    #[test]
     fn the_server_command_follows_the_double_dash() {
         let cli = Cli::try_parse_from(["mcp-load", "--concurrency", "8", "--", "srv", "--stdio"]).unwrap();
         assert_eq!(
@@ -225,11 +183,11 @@ mod tests {
         let args = ["mcp-load", "--url", "http://127.0.0.1:9/mcp", "--connections", "16", "--requests", "5"];
         let cli = Cli::try_parse_from(args).unwrap();
         assert_eq!(
-            (cli.url.as_deref(), cli.connections, cli.requests, cli.command.len()),
+            (cli.url.as_deref(), cli.connections, cli.workload.requests, cli.command.len()),
             (Some("http://127.0.0.1:9/mcp"), Some(16), 5, 0)
         );
         let default = Cli::try_parse_from(["mcp-load", "--url", "http://h/mcp", "--json"]).unwrap();
-        assert_eq!((default.connections, default.json), (None, true));
+        assert_eq!((default.connections, default.workload.json), (None, true));
     }
 
     #[test]

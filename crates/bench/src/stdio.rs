@@ -11,7 +11,7 @@ use crate::server::{self, Meter};
 use crate::{Cli, Latency, Report};
 
 pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
-    let deadline = Instant::now() + Duration::from_secs(cli.timeout);
+    let deadline = Instant::now() + Duration::from_secs(cli.workload.timeout);
     let server = cli.command.join(" ");
     let mut started = server::spawn(&cli.command, true, cli.quiet_server)?;
     let (Some(stdin), Some(stdout)) = (started.child.stdin.take(), started.child.stdout.take()) else {
@@ -19,7 +19,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
     };
     let writer = BufWriter::with_capacity(1 << 16, stdin);
     let reader = BufReader::with_capacity(1 << 16, stdout);
-    let shape = Shape { modern: !cli.legacy, text_bytes: cli.text_bytes };
+    let shape = Shape { modern: !cli.workload.legacy, text_bytes: cli.workload.text_bytes };
     let mut meter = Meter::new(&started);
     meter.idle(Duration::from_millis(cli.idle_wait)).await;
 
@@ -32,7 +32,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
         }
         Err(_) => {
             let _ = started.child.kill().await;
-            return Err(format!("gave up after {} s and killed the server", cli.timeout));
+            return Err(format!("gave up after {} s and killed the server", cli.workload.timeout));
         }
     };
     // `drive` dropped the server's stdin: wait for it to notice the end of input.
@@ -42,11 +42,11 @@ pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
     Ok(Report {
         server,
         transport: "stdio",
-        mode: if cli.legacy { "legacy" } else { "modern" },
+        mode: if cli.workload.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.concurrency,
         warmup: warm.received,
-        text_bytes: cli.text_bytes,
+        text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
         requests_per_s: if elapsed > 0.0 { measured.received as f64 / elapsed } else { 0.0 },
         latency_us: Latency::of(&mut measured.latencies_us),
@@ -72,7 +72,7 @@ where
 {
     let (mut writer, mut reader) = (writer, reader);
     let io = |e: std::io::Error| format!("talking to the server: {e}");
-    if cli.legacy {
+    if cli.workload.legacy {
         initialize(&mut writer, &mut reader).await?;
     } else {
         let (w, r, first) = run_phase(writer, reader, shape, 0..1, 1).await.map_err(io)?;
@@ -84,15 +84,15 @@ where
     }
     meter.first_answer();
     let concurrency = cli.concurrency as usize;
-    let warm_ids = 1..1 + cli.warmup;
-    let measured_ids = warm_ids.end..warm_ids.end + cli.requests;
+    let warm_ids = 1..1 + cli.workload.warmup;
+    let measured_ids = warm_ids.end..warm_ids.end + cli.workload.requests;
     let (writer, reader, warm) = run_phase(writer, reader, shape, warm_ids, concurrency).await.map_err(io)?;
-    check_complete(&warm, cli.warmup, "warm-up")?;
+    check_complete(&warm, cli.workload.warmup, "warm-up")?;
     meter.measure_from_here();
     let (mut writer, _reader, measured) =
         run_phase(writer, reader, shape, measured_ids, concurrency).await.map_err(io)?;
     meter.measured(measured.received);
-    check_complete(&measured, cli.requests, "measured run")?;
+    check_complete(&measured, cli.workload.requests, "measured run")?;
     writer.shutdown().await.map_err(io)?;
     Ok((warm, measured))
 }

@@ -15,24 +15,25 @@
 //! (the stdio group is skipped, with a message, when that binary is missing). The versions are
 //! pinned: era detection is not what is measured.
 
+#[path = "../../mcp-server/benches/support/echo.rs"]
+mod echo;
+#[path = "../tests/support/memory.rs"]
+mod memory;
+
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::transport::stdio::StdioCommand;
-use mcp_client::transport::{
-    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
-};
 use mcp_client::{Client, ClientBuilder, EraCache};
-use mcp_server::{Args, Server, Tools};
-use mcp_types::{ProtocolVersion, RequestId};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use mcp_types::ProtocolVersion;
 use serde_json::json;
 use tokio::runtime::Runtime;
 use tokio::task::JoinSet;
+
+use echo::echo_server;
+use memory::Memory;
 
 /// Calls in flight per iteration of the concurrent benchmark.
 const CONCURRENT: usize = 64;
@@ -127,22 +128,9 @@ fn bench_stdio(c: &mut Criterion) {
     group.finish();
 }
 
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    text: String,
-}
-
-async fn echo_tool(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
-    text
-}
-
 /// An in-process Streamable HTTP server with the `echo` tool; its `/mcp` URL.
 fn start_http(runtime: &Runtime) -> String {
-    let server = Server::builder("bench", "1.0.0")
-        .tools(Tools::new().add("echo", "Echo the text back", echo_tool))
-        .build()
-        .expect("the server builds");
+    let server = echo_server();
     runtime.block_on(async {
         let bound = mcp_http::bind("127.0.0.1:0".parse().expect("an address")).await.expect("bind");
         let url = format!("http://{}/mcp", bound.local_addr());
@@ -168,45 +156,6 @@ fn bench_http(c: &mut Criterion) {
     group.finish();
 }
 
-/// A server in memory: answers `initialize` and every other request at once with a fixed
-/// result (the text `hello`), reading nothing of the request but its id.
-struct Memory {
-    inbound: InboundSender,
-}
-
-impl Transport for Memory {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
-    }
-
-    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async move {
-            let OutgoingKind::Request { id, method, .. } = &message.kind else { return Ok(()) };
-            let id = serde_json::to_string(id).unwrap_or_default();
-            let result = if method == "initialize" {
-                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"memory","version":"1"}}"#
-            } else {
-                r#"{"resultType":"complete","content":[{"type":"text","text":"hello"}]}"#
-            };
-            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
-            let _ = self.inbound.send(Inbound::Message(answer.into())).await;
-            Ok(())
-        })
-    }
-
-    fn abandon(&self, _: &RequestId) {}
-
-    fn session_ready(&self, _: ProtocolVersion) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed)).await;
-        })
-    }
-}
-
 fn bench_memory(c: &mut Criterion) {
     let runtime = runtime();
     let rows: Vec<_> = (0..100).map(|i| json!({"id": i, "name": "row"})).collect();
@@ -216,7 +165,7 @@ fn bench_memory(c: &mut Criterion) {
         let builder = builder(version).discover_on_connect(false);
         let (inbound, rx) = builder.inbound_channel();
         let client = runtime
-            .block_on(builder.connect_transport(Arc::new(Memory { inbound }), rx, "memory"))
+            .block_on(builder.connect_transport(Memory::new(inbound), rx, "memory"))
             .expect("the in-memory server");
         runtime.block_on(echo(&client));
         group.throughput(Throughput::Elements(1));

@@ -14,53 +14,14 @@
 //!
 //! `legacy` as a second argument speaks 2025-11-25 instead of 2026-07-28.
 
-use std::sync::Arc;
+#[path = "../tests/support/memory.rs"]
+mod memory;
 
-use mcp_client::transport::{
-    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
-};
 use mcp_client::{ClientBuilder, EraCache};
-use mcp_types::{ProtocolVersion, RequestId};
+use mcp_types::ProtocolVersion;
 use serde_json::json;
 
-/// A server in memory: answers `initialize` and every other request at once with a fixed
-/// result, reading nothing of the request but its id.
-struct Memory {
-    inbound: InboundSender,
-}
-
-impl Transport for Memory {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
-    }
-
-    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async move {
-            let OutgoingKind::Request { id, method, .. } = &message.kind else { return Ok(()) };
-            let id = serde_json::to_string(id).unwrap_or_default();
-            let result = if method == "initialize" {
-                r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"memory","version":"1"}}"#
-            } else {
-                r#"{"resultType":"complete","content":[{"type":"text","text":"hello"}]}"#
-            };
-            let answer = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
-            let _ = self.inbound.send(Inbound::Message(answer.into())).await;
-            Ok(())
-        })
-    }
-
-    fn abandon(&self, _: &RequestId) {}
-
-    fn session_ready(&self, _: ProtocolVersion) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed)).await;
-        })
-    }
-}
+use memory::Memory;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -77,8 +38,7 @@ fn main() {
             .discover_on_connect(false)
             .era_cache(EraCache::new());
         let (inbound, rx) = builder.inbound_channel();
-        let client =
-            builder.connect_transport(Arc::new(Memory { inbound }), rx, "memory").await.expect("connects");
+        let client = builder.connect_transport(Memory::new(inbound), rx, "memory").await.expect("connects");
         let rows: Vec<_> = (0..100).map(|i| json!({"id": i, "name": "row"})).collect();
         let arguments = json!({"rows": rows});
         for _ in 0..calls {

@@ -2,9 +2,10 @@
 //! server sends, answers to server→client requests, and cancellation when a call is dropped.
 //! It knows nothing about eras beyond what it is told per request.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -14,7 +15,7 @@ use mcp_types::{
     ServerNotification, ServerRequest,
 };
 use serde_json::{Map, Value};
-use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc};
 use tokio::task::AbortHandle;
 
 use crate::client::QueueLimits;
@@ -45,12 +46,55 @@ pub(crate) enum CallEnd {
     Malformed(String),
 }
 
-/// A call waiting for its answer.
-struct Waiter {
-    events: mpsc::Sender<CallEvent>,
-    end: oneshot::Sender<CallEnd>,
+/// A call waiting for its answer: what the reading side has handed it so far, and who to wake.
+/// One per call, shared by the pending table and the waiting call (one allocation, where
+/// channels took four); its queue allocates only when notifications arrive for the call.
+#[derive(Default)]
+struct Slot(Mutex<Mailbox>);
+
+#[derive(Default)]
+struct Mailbox {
+    /// Notifications for the call, at most [`QueueLimits::call_events`]: the engine never waits
+    /// for a call (a caller that does not poll its call must not stall every other one), so
+    /// past that they are dropped and counted.
+    events: VecDeque<CallEvent>,
+    /// How the call ended, once it did.
+    end: Option<CallEnd>,
     /// Notifications dropped because `events` was full.
-    dropped: Arc<AtomicU64>,
+    dropped: u64,
+    /// The waiting call, to wake when something arrives.
+    waker: Option<Waker>,
+}
+
+impl Slot {
+    /// Hands the call an event, or ends it, and wakes it.
+    fn put(&self, put: impl FnOnce(&mut Mailbox)) {
+        let waker = {
+            let mut mailbox = lock(&self.0);
+            put(&mut mailbox);
+            mailbox.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// The next event, else the end (events first: what arrived before the end is seen before
+    /// it), else `Pending` until one arrives.
+    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Next> {
+        let mut mailbox = lock(&self.0);
+        if let Some(event) = mailbox.events.pop_front() {
+            return Poll::Ready(Next::Event(event));
+        }
+        if let Some(end) = mailbox.end.take() {
+            return Poll::Ready(Next::End(end));
+        }
+        match &mut mailbox.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            waker => *waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
 }
 
 /// How long a message the client sends on its own (a cancellation, the answer to a server's
@@ -74,7 +118,7 @@ pub(crate) struct SendOptions {
 
 pub(crate) struct Engine {
     pub(crate) transport: Arc<dyn Transport>,
-    pending: Mutex<HashMap<RequestId, Waiter>>,
+    pending: Mutex<HashMap<RequestId, Arc<Slot>>>,
     next_id: AtomicI64,
     handlers: Handlers,
     notifications: broadcast::Sender<ServerNotification>,
@@ -211,6 +255,21 @@ impl Engine {
 
     /// [`Engine::request`], telling also whether the transport finished sending the request
     /// (on HTTP: the server began its answer) before it failed.
+    pub(crate) async fn exchange(
+        self: &Arc<Self>,
+        request: Request,
+        options: &SendOptions,
+        on_tagged: impl FnMut(Notification),
+    ) -> Result<RawJson, Failure> {
+        // Serializing a request cannot fail: its id and method are plain, its params JSON text.
+        let body = Bytes::from(serde_json::to_vec(&request).unwrap_or_default());
+        self.exchange_body(request.id, &request.method, body, options, on_tagged).await
+    }
+
+    /// Sends one request already serialized (`body`, the complete JSON-RPC request with `id`
+    /// and `method`) and waits for its answer, telling also whether the transport finished
+    /// sending it (on HTTP: the server began its answer) before it failed. The call path
+    /// serializes its requests straight into `body`, once.
     ///
     /// The timeouts cover the whole exchange, from before the transport's send to the answer: a
     /// server that accepts the connection and never answers the POST times out like one that
@@ -218,11 +277,11 @@ impl Engine {
     /// pending entry goes, the transport abandons it, and `notifications/cancelled` follows
     /// where that is the cancellation signal); its outcome is unknown, since the request may
     /// have arrived.
-    ///
-    /// The request is serialized here, once: its params are already JSON text.
-    pub(crate) async fn exchange(
+    pub(crate) async fn exchange_body(
         self: &Arc<Self>,
-        request: Request,
+        id: RequestId,
+        method: &str,
+        body: Bytes,
         options: &SendOptions,
         mut on_tagged: impl FnMut(Notification),
     ) -> Result<RawJson, Failure> {
@@ -236,16 +295,8 @@ impl Engine {
             let error = ClientError::Transport { error, outcome: crate::error::Outcome::NotExecuted };
             return Err(fail(error, false));
         }
-        // Serializing a request cannot fail: its id and method are plain, its params JSON text.
-        let body = Bytes::from(serde_json::to_vec(&request).unwrap_or_default());
-        let Request { id, method, .. } = request;
-        // The engine never waits for a call (a caller that does not poll its call must not stall
-        // every other one): past `call_events`, notifications for it are dropped and counted.
-        let (events_tx, mut events) = mpsc::channel(self.limits.call_events.max(1));
-        let (end_tx, mut end) = oneshot::channel();
-        let dropped = Arc::new(AtomicU64::new(0));
-        lock(&self.pending)
-            .insert(id.clone(), Waiter { events: events_tx, end: end_tx, dropped: dropped.clone() });
+        let slot = Arc::new(Slot::default());
+        lock(&self.pending).insert(id.clone(), slot.clone());
         let mut guard = CallGuard {
             engine: self.clone(),
             id: id.clone(),
@@ -259,7 +310,7 @@ impl Engine {
             body,
             kind: OutgoingKind::Request {
                 id: id.clone(),
-                method: method.clone(),
+                method: method.to_owned(),
                 headers: options.headers.clone(),
             },
             protocol_version: options.version,
@@ -270,13 +321,19 @@ impl Engine {
         let clock = Deadline::new();
         let sending = clock.scope(self.send(outgoing));
         tokio::pin!(sending);
+        // One timer for the whole exchange, the send and the wait: registered once, and moved
+        // (not made anew) when a deadline moves.
+        let mut timer = std::pin::pin!(deadline.map(|(at, _)| tokio::time::sleep_until(at)));
         let mut soft_from = started;
         let mut credited = Duration::ZERO;
         let sent = loop {
-            let Some((at, limit)) = deadline else { break sending.as_mut().await };
-            match tokio::time::timeout_at(at, sending.as_mut()).await {
-                Ok(sent) => break sent,
-                Err(_) => {
+            let (Some(expiry), Some((_, limit))) = (timer.as_mut().as_pin_mut(), deadline) else {
+                break sending.as_mut().await;
+            };
+            tokio::select! {
+                biased;
+                sent = sending.as_mut() => break sent,
+                () = expiry => {
                     let (paused_now, paused) = clock.paused();
                     if !paused_now && paused <= credited {
                         // The guard stays armed: the request is cancelled as the error returns.
@@ -289,6 +346,7 @@ impl Engine {
                     soft_from += moved;
                     hard = hard.map(|(at, limit)| (at + moved, limit));
                     deadline = earliest(soft(soft_from), hard);
+                    move_timer(timer.as_mut(), deadline);
                 }
             }
         };
@@ -297,19 +355,14 @@ impl Engine {
             return Err(fail(answer_from_http_error(error), false));
         }
         loop {
-            let next = async {
-                tokio::select! {
+            let next = std::future::poll_fn(|cx| slot.poll_next(cx));
+            let next = match (timer.as_mut().as_pin_mut(), deadline) {
+                (Some(expiry), Some((_, limit))) => tokio::select! {
                     biased;
-                    Some(event) = events.recv() => Next::Event(event),
-                    ended = &mut end => Next::End(ended.ok()),
-                }
-            };
-            let next = match deadline {
-                Some((at, limit)) => match tokio::time::timeout_at(at, next).await {
-                    Ok(next) => next,
-                    Err(_) => return Err(fail(ClientError::Timeout(limit), true)),
+                    next = next => next,
+                    () = expiry => return Err(fail(ClientError::Timeout(limit), true)),
                 },
-                None => next.await,
+                _ => next.await,
             };
             let ended = match next {
                 Next::Event(CallEvent::Progress(p)) => {
@@ -319,6 +372,7 @@ impl Engine {
                     if options.reset_on_progress {
                         // Never past the hard limit.
                         deadline = earliest(soft(tokio::time::Instant::now()), hard);
+                        move_timer(timer.as_mut(), deadline);
                     }
                     continue;
                 }
@@ -328,58 +382,51 @@ impl Engine {
                 }
                 Next::End(ended) => ended,
             };
-            guard.disarm();
-            // What arrived before the end, in order.
-            while let Ok(event) = events.try_recv() {
-                match event {
-                    CallEvent::Progress(p) => {
-                        if let Some(f) = &options.progress {
-                            f(&p);
-                        }
-                    }
-                    CallEvent::Tagged(n) => on_tagged(n),
-                }
-            }
-            let dropped = dropped.load(Ordering::Relaxed);
+            // Whoever ended the call took it out of the pending table; what arrived before the
+            // end was seen first.
+            guard.armed = false;
+            let dropped = lock(&slot.0).dropped;
             if dropped > 0 {
                 tracing::warn!(target: "mcp_client", id = ?id, "{dropped} notifications for this {method} were dropped: the caller did not keep up");
             }
             return match ended {
-                Some(CallEnd::Answer(answer)) => answer.map_err(|e| fail(ClientError::Protocol(e), true)),
-                Some(CallEnd::Failed(e)) => Err(fail(e, true)),
+                CallEnd::Answer(answer) => answer.map_err(|e| fail(ClientError::Protocol(e), true)),
+                CallEnd::Failed(e) => Err(fail(e, true)),
                 // The exchange is over: no other answer will come.
-                Some(CallEnd::Malformed(message)) => {
-                    Err(fail(ClientError::MalformedAnswer { method, message }, true))
+                CallEnd::Malformed(message) => {
+                    Err(fail(ClientError::MalformedAnswer { method: method.to_owned(), message }, true))
                 }
-                None => Err(fail(ClientError::Closed, true)),
             };
         }
     }
 
     /// Hands a notification to the call `id`, without waiting: false when no such call waits.
+    /// Past [`QueueLimits::call_events`] waiting for the call, it is dropped and counted.
     fn deliver(&self, id: &RequestId, event: CallEvent) -> bool {
         let pending = lock(&self.pending);
-        let Some(waiter) = pending.get(id) else { return false };
-        match waiter.events.try_send(event) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                waiter.dropped.fetch_add(1, Ordering::Relaxed);
-                true
+        let Some(slot) = pending.get(id) else { return false };
+        let limit = self.limits.call_events.max(1);
+        slot.put(|mailbox| {
+            if mailbox.events.len() < limit {
+                mailbox.events.push_back(event);
+            } else {
+                mailbox.dropped += 1;
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-        }
+        });
+        true
     }
 
     /// Ends the call `id`: false when no such call waits.
     fn finish(&self, id: &RequestId, end: CallEnd) -> bool {
-        let waiter = lock(&self.pending).remove(id);
-        waiter.is_some_and(|w| w.end.send(end).is_ok())
+        let Some(slot) = lock(&self.pending).remove(id) else { return false };
+        slot.put(|mailbox| mailbox.end = Some(end));
+        true
     }
 
     fn fail_all(&self, error: &TransportError) {
         let drained: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, waiter) in drained {
-            let _ = waiter.end.send(CallEnd::Failed(ClientError::lost(error.clone())));
+        for (_, slot) in drained {
+            slot.put(|mailbox| mailbox.end = Some(CallEnd::Failed(ClientError::lost(error.clone()))));
         }
     }
 
@@ -531,7 +578,17 @@ async fn refusal_loop(engine: Weak<Engine>, mut refused: mpsc::Receiver<Outgoing
 /// What a waiting call heard next.
 enum Next {
     Event(CallEvent),
-    End(Option<CallEnd>),
+    End(CallEnd),
+}
+
+/// Moves the exchange's timer to `deadline` (the timer exists exactly when a deadline does).
+fn move_timer(
+    timer: std::pin::Pin<&mut Option<tokio::time::Sleep>>,
+    deadline: Option<(tokio::time::Instant, Duration)>,
+) {
+    if let (Some(expiry), Some((at, _))) = (timer.as_pin_mut(), deadline) {
+        expiry.reset(at);
+    }
 }
 
 /// How a request failed.

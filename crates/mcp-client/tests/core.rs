@@ -79,6 +79,28 @@ async fn stdio_probe_finds_a_modern_server_and_every_request_carries_meta() {
     assert!(fake.sent_with_method("initialize").is_empty());
 }
 
+#[tokio::test]
+async fn a_calls_meta_is_the_clients_own_whether_made_once_or_per_call() {
+    // A call without `_meta` entries of its own sends the client's `_meta` made once per
+    // version; one with entries builds it per call: both carry the same client members.
+    let (fake, rx) = Fake::new(TransportKind::Stdio, modern_script());
+    let client = builder().connect_transport(fake.clone(), rx, "fake").await.unwrap();
+    let params = mcp_types::CallToolRequestParams::new("echo");
+    client.call_tool("echo", json!({"a": 1})).await.unwrap();
+    client.call_tool("echo", json!({"a": 2})).await.unwrap();
+    client.call_tool_with(&params, &RequestOptions::new().meta("x", json!(7))).await.unwrap();
+    let metas: Vec<Value> =
+        fake.sent_with_method("tools/call").iter().map(|s| s.params()["_meta"].clone()).collect();
+    assert_eq!(metas.len(), 3);
+    assert_eq!(metas[0], metas[1]);
+    let mut own = metas[2].clone();
+    assert_eq!(own.as_object_mut().unwrap().remove("x"), Some(json!(7)));
+    assert_eq!(metas[0], own, "the same client members either way");
+    assert_eq!(metas[0]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+    assert_eq!(metas[0]["io.modelcontextprotocol/clientInfo"]["name"], "test-client");
+    assert!(metas[0]["io.modelcontextprotocol/clientCapabilities"].is_object());
+}
+
 fn legacy_script(answer_probe: bool) -> support::Script {
     Box::new(move |s| match s.method() {
         Some("server/discover") if answer_probe => error(s.id(), -32601, "Method not found", None),

@@ -6,6 +6,8 @@
 //! on, in bounded memory.
 
 mod capture;
+#[path = "support/memory.rs"]
+mod memory;
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,11 +16,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use capture::Captured;
-use mcp_client::transport::{
-    BoxFuture, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError, TransportKind,
-};
+use mcp_client::transport::{Inbound, Outgoing, OutgoingKind, TransportKind};
 use mcp_client::{ClientBuilder, ClientError, Handlers, QueueLimits, RequestOptions, SubscriptionEvent};
-use mcp_types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ProtocolVersion, RequestId};
+use mcp_types::{CallToolRequestParams, ElicitRequestParams, ElicitResult, ProtocolVersion};
+use memory::Memory;
 use serde_json::{Value, json};
 use support::{Fake, Reply, discover_result, result, text_result};
 
@@ -196,60 +197,30 @@ async fn a_subscriptions_events_past_its_configured_queue_are_dropped_and_counte
     assert!(log.contains(&format!("{lost} notifications lost")), "{log}");
 }
 
-/// A legacy server that floods the client with elicitation requests: it answers the handshake
-/// and `tools/call`, and counts (without keeping them) the client's answers to its requests.
-struct Flooder {
-    inbound: InboundSender,
+/// What the flooding server counts of the client's answers to its requests (without keeping
+/// them).
+struct Answers {
     /// Refusals naming the limit, by request id (allocated up front: outside the measure).
     refused: Mutex<Vec<bool>>,
-    other_answers: AtomicUsize,
+    other: AtomicUsize,
     limit: usize,
 }
 
-impl Transport for Flooder {
-    fn kind(&self) -> TransportKind {
-        TransportKind::Stdio
-    }
-
-    fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(async move {
-            let body: Value = serde_json::from_slice(&message.body).expect("the client sends JSON");
-            let reply = match (&message.kind, body["method"].as_str()) {
-                (OutgoingKind::Response, _) => {
-                    let error = &body["error"];
-                    let id = body["id"].as_u64().expect("a numeric id") as usize;
-                    if error["code"] == -32603 && error["data"]["limit"] == self.limit {
-                        let mut refused = self.refused.lock().unwrap();
-                        assert!(!refused[id], "request {id} refused twice");
-                        refused[id] = true;
-                    } else {
-                        self.other_answers.fetch_add(1, Ordering::SeqCst);
-                    }
-                    None
-                }
-                (_, Some("initialize")) => Some(json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                    "serverInfo": {"name": "flooder", "version": "1"}})),
-                (_, Some("tools/call")) => Some(text_result("called")),
-                _ => None,
-            };
-            if let Some(result) = reply {
-                let answer = json!({"jsonrpc": "2.0", "id": body["id"], "result": result});
-                let _ = self.inbound.send(Inbound::Message(Bytes::from(answer.to_string()))).await;
-            }
-            Ok(())
-        })
-    }
-
-    fn abandon(&self, _: &RequestId) {}
-
-    fn session_ready(&self, _: ProtocolVersion) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
-    }
-
-    fn close(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            let _ = self.inbound.send(Inbound::Closed(TransportError::Closed)).await;
-        })
+impl Answers {
+    fn record(&self, message: &Outgoing) {
+        if !matches!(message.kind, OutgoingKind::Response) {
+            return;
+        }
+        let body: Value = serde_json::from_slice(&message.body).expect("the client sends JSON");
+        let error = &body["error"];
+        let id = body["id"].as_u64().expect("a numeric id") as usize;
+        if error["code"] == -32603 && error["data"]["limit"] == self.limit {
+            let mut refused = self.refused.lock().unwrap();
+            assert!(!refused[id], "request {id} refused twice");
+            refused[id] = true;
+        } else {
+            self.other.fetch_add(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -277,13 +248,16 @@ async fn server_requests_past_the_limit_are_refused_at_once_and_the_clients_call
         .queue_limits(limits)
         .handlers(stuck_elicitations(running.clone()));
     let (inbound, rx) = client_builder.inbound_channel();
-    let flooder = Arc::new(Flooder {
-        inbound: inbound.clone(),
+    let answers = Arc::new(Answers {
         refused: Mutex::new(vec![false; FLOOD + 1]),
-        other_answers: AtomicUsize::new(0),
+        other: AtomicUsize::new(0),
         limit: LIMIT,
     });
-    let client = client_builder.connect_transport(flooder.clone(), rx, "flooder").await.unwrap();
+    // A legacy server that floods the client with elicitation requests; it answers the
+    // handshake and the client's calls.
+    let recorder = answers.clone();
+    let flooder = Memory::observed(inbound.clone(), Box::new(move |sent| recorder.record(sent)));
+    let client = client_builder.connect_transport(flooder, rx, "flooder").await.unwrap();
     client.call_tool("warm-up", json!({})).await.unwrap();
     let before = vm_rss();
     let flood = tokio::spawn(async move {
@@ -298,7 +272,7 @@ async fn server_requests_past_the_limit_are_refused_at_once_and_the_clients_call
         assert_eq!(called.await.expect("a call hung during the flood").unwrap().content.len(), 1);
     }
     flood.await.unwrap();
-    let refusals = || flooder.refused.lock().unwrap().iter().filter(|r| **r).count();
+    let refusals = || answers.refused.lock().unwrap().iter().filter(|r| **r).count();
     for _ in 0..3000 {
         if refusals() == FLOOD - LIMIT {
             break;
@@ -309,8 +283,8 @@ async fn server_requests_past_the_limit_are_refused_at_once_and_the_clients_call
     eprintln!("{FLOOD} server requests: resident set +{} KiB", grown >> 10);
     assert_eq!(refusals(), FLOOD - LIMIT, "every request past the limit was refused, once");
     assert_eq!(running.load(Ordering::SeqCst), LIMIT, "the limit held");
-    let refused = flooder.refused.lock().unwrap();
+    let refused = answers.refused.lock().unwrap();
     assert!((1..=LIMIT).all(|id| !refused[id]), "the first ones run");
-    assert_eq!(flooder.other_answers.load(Ordering::SeqCst), 0);
+    assert_eq!(answers.other.load(Ordering::SeqCst), 0);
     assert!(grown < MARGIN, "the resident set grew by {} KiB", grown >> 10);
 }

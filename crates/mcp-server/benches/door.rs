@@ -7,30 +7,16 @@
 //!
 //! Run with `cargo bench -p mcp-server --bench door`.
 
+#[path = "support/echo.rs"]
+mod echo;
+
 use std::sync::Arc;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_server::door::{self, Inbound};
-use mcp_server::{Args, Connection, NullSink, Server, Tools};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use mcp_server::{Connection, NullSink, Server};
 
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    text: String,
-}
-
-async fn echo(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
-    text
-}
-
-fn server() -> Server {
-    Server::builder("bench", "1.0.0")
-        .tools(Tools::new().add("echo", "Echo the text back", echo))
-        .build()
-        .expect("the server builds")
-}
+use echo::echo_server;
 
 const MODERN_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"#;
 
@@ -62,7 +48,7 @@ async fn through(server: &Server, connection: &Arc<Connection>, bytes: &[u8]) ->
 
 fn bench_door(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    let server = server();
+    let server = echo_server();
     let modern = Connection::new(Arc::new(NullSink));
     let legacy = Connection::new(Arc::new(NullSink));
     let initialize = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;

@@ -3,34 +3,19 @@
 //!
 //! Run with `cargo bench -p mcp-server --bench stdio`.
 
+#[path = "support/echo.rs"]
+mod echo;
+
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mcp_server::{Args, Server, Tools};
-use schemars::JsonSchema;
-use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::runtime::Runtime;
 
+use echo::echo_server;
+
 /// Requests in flight per iteration of the batch benchmark.
 const BATCH: usize = 64;
-
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    text: String,
-}
-
-async fn echo(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
-    text
-}
-
-fn server() -> Server {
-    Server::builder("bench", "1.0.0")
-        .tools(Tools::new().add("echo", "Echo the text back", echo))
-        .build()
-        .expect("the server builds")
-}
 
 /// One modern `tools/call echo` line, newline included.
 fn request_line(id: u64) -> Vec<u8> {
@@ -58,7 +43,7 @@ impl Client {
     fn start(runtime: &Runtime) -> Self {
         let (client, server_side) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(server_side);
-        let server = server();
+        let server = echo_server();
         runtime.spawn(async move { server.serve_io(server_read, server_write).await });
         let (reader, writer) = tokio::io::split(client);
         Client { writer, reader: BufReader::new(reader), line: Vec::new() }

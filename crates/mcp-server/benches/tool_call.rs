@@ -15,32 +15,25 @@
 //!
 //! (Ir at 2000 − Ir at 0) / 2000 is the cost of one request, setup excluded.
 
+#[path = "support/echo.rs"]
+mod echo;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group};
-use mcp_server::{Args, CancellationToken, Connection, NullSink, Server, Tools};
+use mcp_server::{CancellationToken, Connection, NullSink, Server};
 use mcp_types::{Request, RequestId};
-use schemars::JsonSchema;
-use serde::Deserialize;
+
+use echo::{echo, echo_tools};
 
 /// Size of the text argument of the `tools/call` scenario.
 const TEXT_BYTES: usize = 10 * 1024;
 /// Tools in the `tools/list` scenario.
 const LISTED_TOOLS: usize = 50;
 
-#[derive(Deserialize, JsonSchema)]
-struct EchoArgs {
-    /// The text to send back.
-    text: String,
-}
-
-async fn echo(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
-    text
-}
-
 fn server() -> Server {
-    let mut tools = Tools::new().add("echo", "Echo the text back", echo);
+    let mut tools = echo_tools();
     for i in 0..LISTED_TOOLS - 1 {
         tools = tools.add(&format!("echo_{i}"), "Echo the text back, under another name", echo);
     }

@@ -14,12 +14,16 @@
 //! and latency percentiles. Like `mcp-load` it runs on one current-thread runtime unless
 //! `--threads` says otherwise.
 
+#[path = "../common.rs"]
+mod common;
+
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use common::{Latency, Workload};
 use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, EraCache};
 use mcp_types::ProtocolVersion;
@@ -33,30 +37,14 @@ use serde_json::json;
     after_help = "Example:\n  mcp-client-load --requests 100000 --concurrency 64 -- target/release/mcpkit serve --stdio"
 )]
 struct Cli {
-    /// Measured calls (after the warm-up).
-    #[arg(long, default_value_t = 10_000)]
-    requests: u64,
+    #[command(flatten)]
+    workload: Workload,
     /// Calls kept in flight at once.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
     concurrency: u32,
-    /// Calls made and checked before measuring.
-    #[arg(long, default_value_t = 1_000)]
-    warmup: u64,
-    /// Length of the echoed text, in bytes.
-    #[arg(long, default_value_t = 16)]
-    text_bytes: usize,
-    /// Speak 2025-11-25 (a legacy session) instead of 2026-07-28.
-    #[arg(long)]
-    legacy: bool,
     /// Worker threads of the runtime; 1 is a current-thread runtime, as `mcp-load` uses.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     threads: u32,
-    /// Print one JSON object instead of the human-readable summary.
-    #[arg(long)]
-    json: bool,
-    /// Give up after this many seconds in all.
-    #[arg(long, default_value_t = 120)]
-    timeout: u64,
     /// The server command and its arguments.
     #[arg(last = true, required = true, value_name = "SERVER COMMAND")]
     command: Vec<String>,
@@ -73,23 +61,6 @@ struct Report {
     elapsed_s: f64,
     requests_per_s: f64,
     latency_us: Latency,
-}
-
-#[derive(Serialize)]
-struct Latency {
-    p50: u64,
-    p90: u64,
-    p99: u64,
-    max: u64,
-}
-
-impl Latency {
-    fn of(samples: &mut [u64]) -> Latency {
-        samples.sort_unstable();
-        let at =
-            |q: f64| samples.get(((samples.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0);
-        Latency { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: samples.last().copied().unwrap_or(0) }
-    }
 }
 
 /// One phase: `total` calls, `concurrency` at a time; the latency of each, in µs.
@@ -122,7 +93,8 @@ async fn phase(client: &Client, total: u64, concurrency: u32, text: &Arc<str>) -
 
 async fn run(cli: &Cli) -> Result<Report, String> {
     let (program, args) = cli.command.split_first().ok_or("no server command")?;
-    let version = if cli.legacy { ProtocolVersion::V2025_11_25 } else { ProtocolVersion::V2026_07_28 };
+    let version =
+        if cli.workload.legacy { ProtocolVersion::V2025_11_25 } else { ProtocolVersion::V2026_07_28 };
     let client = ClientBuilder::new("mcp-client-load", env!("CARGO_PKG_VERSION"))
         .pin_version(version)
         .discover_on_connect(false)
@@ -130,19 +102,19 @@ async fn run(cli: &Cli) -> Result<Report, String> {
         .connect_stdio(StdioCommand::new(program).args(args))
         .await
         .map_err(|e| format!("connecting: {e}"))?;
-    let text: Arc<str> = "x".repeat(cli.text_bytes).into();
-    phase(&client, cli.warmup, cli.concurrency, &text).await?;
+    let text: Arc<str> = "x".repeat(cli.workload.text_bytes).into();
+    phase(&client, cli.workload.warmup, cli.concurrency, &text).await?;
     let started = Instant::now();
-    let mut latencies = phase(&client, cli.requests, cli.concurrency, &text).await?;
+    let mut latencies = phase(&client, cli.workload.requests, cli.concurrency, &text).await?;
     let elapsed = started.elapsed().as_secs_f64();
     client.close().await;
     Ok(Report {
         server: cli.command.join(" "),
-        mode: if cli.legacy { "legacy" } else { "modern" },
+        mode: if cli.workload.legacy { "legacy" } else { "modern" },
         requests: latencies.len() as u64,
         concurrency: cli.concurrency,
-        warmup: cli.warmup,
-        text_bytes: cli.text_bytes,
+        warmup: cli.workload.warmup,
+        text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
         requests_per_s: if elapsed > 0.0 { latencies.len() as f64 / elapsed } else { 0.0 },
         latency_us: Latency::of(&mut latencies),
@@ -163,9 +135,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let limit = Duration::from_secs(cli.timeout);
+    let limit = Duration::from_secs(cli.workload.timeout);
     match runtime.block_on(async { tokio::time::timeout(limit, run(&cli)).await }) {
-        Ok(Ok(report)) if cli.json => {
+        Ok(Ok(report)) if cli.workload.json => {
             println!("{}", serde_json::to_string(&report).unwrap_or_default());
             ExitCode::SUCCESS
         }
@@ -189,8 +161,30 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Err(_) => {
-            eprintln!("mcp-client-load: gave up after {} s", cli.timeout);
+            eprintln!("mcp-client-load: gave up after {} s", cli.workload.timeout);
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_is_given_as_to_mcp_load() {
+        let args = ["mcp-client-load", "--requests", "5", "--warmup", "2", "--text-bytes", "100"];
+        let more = ["--legacy", "--json", "--timeout", "9", "--concurrency", "8", "--", "srv", "--stdio"];
+        let cli = Cli::try_parse_from(args.into_iter().chain(more)).unwrap();
+        let w = &cli.workload;
+        assert_eq!(
+            (w.requests, w.warmup, w.text_bytes, w.legacy, w.json, w.timeout),
+            (5, 2, 100, true, true, 9)
+        );
+        assert_eq!(
+            (cli.concurrency, cli.command.as_slice()),
+            (8, ["srv", "--stdio"].map(String::from).as_slice())
+        );
+        assert!(Cli::try_parse_from(["mcp-client-load", "--requests", "5"]).is_err(), "a server is required");
     }
 }

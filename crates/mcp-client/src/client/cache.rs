@@ -35,7 +35,7 @@ impl ResultCache {
             return None;
         }
         // The params without `_meta`, serialized straight from the caller's map (no copy).
-        let params = super::params::WireParams { params, input: None, meta: None };
+        let params = super::params::WireParams { params, input: None, meta: super::params::WireMeta::None };
         Some(format!("{method} {}", serde_json::to_string(&params).unwrap_or_default()))
     }
 

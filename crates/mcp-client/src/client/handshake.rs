@@ -71,6 +71,8 @@ impl ClientBuilder {
             handshake: tokio::sync::Mutex::new(()),
             cache: Default::default(),
             tools: Default::default(),
+            modern_meta: RwLock::new(None),
+            request_size: Default::default(),
             target,
         });
         let result = {

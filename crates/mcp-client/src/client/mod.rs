@@ -9,6 +9,7 @@ mod options;
 mod params;
 mod tools;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ use mcp_types::{
     ServerNotification, code,
 };
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 
@@ -41,6 +43,10 @@ pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
     ProtocolVersion::V2025_03_26,
     ProtocolVersion::V2024_11_05,
 ];
+
+/// The largest buffer a request's serialization starts with (one large request must not make
+/// every later one allocate as much).
+const MAX_SIZE_HINT: usize = 16 * 1024;
 
 /// The default of [`ClientBuilder::max_request_timeout`]: one hour.
 const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -235,6 +241,13 @@ pub(crate) struct Inner {
     pub(crate) handshake: tokio::sync::Mutex<()>,
     pub(crate) cache: ResultCache,
     pub(crate) tools: ToolTable,
+    /// The client's own `_meta` of a modern request (version, capabilities, identity, the
+    /// configured log level) as JSON text, serialized once for the version it was made for:
+    /// a call with no `_meta` entries of its own sends it as it is.
+    pub(crate) modern_meta: RwLock<Option<(ProtocolVersion, Box<RawValue>)>>,
+    /// The size of the last request serialized (at most [`MAX_SIZE_HINT`]): the next one's
+    /// buffer starts at it.
+    pub(crate) request_size: AtomicUsize,
     pub(crate) target: String,
 }
 
@@ -472,14 +485,9 @@ impl Inner {
         let mut session_retried = false;
         loop {
             let version = self.version();
-            let (mut meta, headers) = self.decorate(method, params, version, options);
             let id = self.engine.next_id();
-            if options.progress.is_some() {
-                meta.progress_token = Some(id.clone());
-            }
-            let wire = params::WireParams { params, input, meta: Some(&meta) };
-            let wire = serde_json::value::to_raw_value(&wire).map_err(|e| invalid(method, e))?;
-            let request = mcp_types::Request { id, method: method.to_owned(), params: Some(wire) };
+            let body = self.encode(&id, method, params, input, version, options)?;
+            let headers = self.headers(method, params, version);
             let send_options = SendOptions {
                 timeout: if options.untimed { None } else { options.timeout.or(self.config.request_timeout) },
                 max_timeout: options.max_timeout.or(if options.untimed {
@@ -492,7 +500,8 @@ impl Inner {
                 version: Some(version),
                 headers,
             };
-            match self.engine.request(request, &send_options, &mut *on_tagged).await {
+            let answer = self.engine.exchange_body(id, method, body, &send_options, &mut *on_tagged).await;
+            match answer.map_err(|failure| failure.error) {
                 Err(ClientError::Protocol(e))
                     if e.code == code::UNSUPPORTED_PROTOCOL_VERSION
                         && version.is_modern()
@@ -518,46 +527,104 @@ impl Inner {
         }
     }
 
-    /// The typed `_meta` of a request (modern: version, capabilities, client info, log level;
-    /// always: the caller's entries) and its routing headers.
-    fn decorate(
+    /// The request as it goes on the wire, serialized once: `params` with the era's `_meta`
+    /// (modern: version, capabilities, client info, log level; always: the caller's entries;
+    /// with a progress callback, the id as `progressToken`).
+    fn encode(
         &self,
+        id: &mcp_types::RequestId,
         method: &str,
         params: &Map<String, Value>,
+        input: Option<&params::InputAnswers>,
         version: ProtocolVersion,
         options: &RequestOptions,
-    ) -> (mcp_types::RequestMeta, RequestHeaders) {
-        let mut meta = params::caller_meta(params, &options.meta);
-        let mut headers = RequestHeaders::default();
-        if version.is_modern() {
-            meta.protocol_version = Some(version.as_str().to_owned());
-            meta.client_capabilities = Some(self.capabilities(version));
-            meta.client_info = Some(self.config.info.clone());
-            if let Some(level) = options.log_level.or(self.config.log_level) {
-                meta.log_level = Some(level);
-            }
-            if self.engine.transport.kind() == TransportKind::StreamableHttp {
-                let name_key = match method {
-                    "tools/call" | "prompts/get" => Some("name"),
-                    "resources/read" => Some("uri"),
-                    _ => None,
-                };
-                if let Some(k) = name_key
-                    && let Some(Value::String(name)) = params.get(k)
-                {
-                    headers.name = Some(crate::headers::encode_value(name));
+    ) -> Result<bytes::Bytes, ClientError> {
+        let to_vec = |meta: params::WireMeta<'_>| {
+            let wire = params::WireRequest { id, method, params: params::WireParams { params, input, meta } };
+            // Sized like the last request (calls tend to look alike): the buffer then grows
+            // seldom, where doubling from nothing reallocated it five or six times a call.
+            let mut body = Vec::with_capacity(self.request_size.load(Ordering::Relaxed));
+            serde_json::to_writer(&mut body, &wire).map(|()| {
+                self.request_size.store(body.len().min(MAX_SIZE_HINT), Ordering::Relaxed);
+                body
+            })
+        };
+        let own_meta = params.contains_key("_meta")
+            || !options.meta.is_empty()
+            || options.progress.is_some()
+            || options.log_level.is_some();
+        let body = if own_meta {
+            let mut meta = params::caller_meta(params, &options.meta);
+            if version.is_modern() {
+                meta.protocol_version = Some(version.as_str().to_owned());
+                meta.client_capabilities = Some(self.capabilities(version));
+                meta.client_info = Some(self.config.info.clone());
+                if let Some(level) = options.log_level.or(self.config.log_level) {
+                    meta.log_level = Some(level);
                 }
-                if method == "tools/call"
-                    && let Some(Value::String(name)) = params.get("name")
-                {
-                    let arguments = params.get("arguments").and_then(Value::as_object);
-                    if let Some(entry) = self.tools.get(name) {
-                        headers.params = crate::headers::header_values(&entry.headers, arguments);
-                    }
+            }
+            if options.progress.is_some() {
+                meta.progress_token = Some(id.clone());
+            }
+            to_vec(params::WireMeta::Typed(&meta))
+        } else if version.is_modern() {
+            self.with_modern_meta(version, |meta| to_vec(params::WireMeta::Raw(meta)))
+        } else {
+            to_vec(params::WireMeta::None)
+        };
+        body.map(bytes::Bytes::from).map_err(|e| invalid(method, e))
+    }
+
+    /// Runs `f` with the client's own `_meta` of a modern request under `version`, as JSON
+    /// text made once per version (the same as `encode` makes for a call without entries of its
+    /// own).
+    fn with_modern_meta<T>(&self, version: ProtocolVersion, f: impl FnOnce(&RawValue) -> T) -> T {
+        {
+            let cached = self.modern_meta.read().unwrap_or_else(|p| p.into_inner());
+            if let Some((made_for, meta)) = &*cached
+                && *made_for == version
+            {
+                return f(meta);
+            }
+        }
+        let meta = mcp_types::RequestMeta {
+            protocol_version: Some(version.as_str().to_owned()),
+            client_capabilities: Some(self.capabilities(version)),
+            client_info: Some(self.config.info.clone()),
+            log_level: self.config.log_level,
+            ..Default::default()
+        };
+        // Serializing these plain structures cannot fail.
+        let meta = serde_json::value::to_raw_value(&meta).unwrap_or_default();
+        let out = f(&meta);
+        *self.modern_meta.write().unwrap_or_else(|p| p.into_inner()) = Some((version, meta));
+        out
+    }
+
+    /// The routing headers of a request (modern Streamable HTTP).
+    fn headers(&self, method: &str, params: &Map<String, Value>, version: ProtocolVersion) -> RequestHeaders {
+        let mut headers = RequestHeaders::default();
+        if version.is_modern() && self.engine.transport.kind() == TransportKind::StreamableHttp {
+            let name_key = match method {
+                "tools/call" | "prompts/get" => Some("name"),
+                "resources/read" => Some("uri"),
+                _ => None,
+            };
+            if let Some(k) = name_key
+                && let Some(Value::String(name)) = params.get(k)
+            {
+                headers.name = Some(crate::headers::encode_value(name));
+            }
+            if method == "tools/call"
+                && let Some(Value::String(name)) = params.get("name")
+            {
+                let arguments = params.get("arguments").and_then(Value::as_object);
+                if let Some(entry) = self.tools.get(name) {
+                    headers.params = crate::headers::header_values(&entry.headers, arguments);
                 }
             }
         }
-        (meta, headers)
+        headers
     }
 }
 

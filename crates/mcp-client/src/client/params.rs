@@ -2,8 +2,9 @@
 //! caller's params (built once per call, never copied), the MRTR members of a retry round, and
 //! the typed `_meta`. The call path keeps no other copy of a request's arguments.
 
-use mcp_types::{InputResponses, RequestMeta};
+use mcp_types::{InputResponses, RequestId, RequestMeta};
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// What an MRTR retry adds: the answers to the server's input requests, and its state echoed.
@@ -17,8 +18,39 @@ pub(crate) struct WireParams<'a> {
     /// The caller's params; their `_meta` is merged into `meta` instead.
     pub(crate) params: &'a Map<String, Value>,
     pub(crate) input: Option<&'a InputAnswers>,
-    /// `None`: no `_meta` at all (the cache key).
-    pub(crate) meta: Option<&'a RequestMeta>,
+    pub(crate) meta: WireMeta<'a>,
+}
+
+/// The `_meta` of the wire params.
+#[derive(Clone, Copy)]
+pub(crate) enum WireMeta<'a> {
+    /// No `_meta` at all (the cache key).
+    None,
+    /// This one (none when it is empty).
+    Typed(&'a RequestMeta),
+    /// This JSON text, serialized before: the client's own `_meta` of a modern request, the
+    /// same for every call without options of its own (see `Inner::modern_meta`).
+    Raw(&'a RawValue),
+}
+
+/// One request as it goes on the wire, serialized in one pass (no intermediate text of its
+/// params to copy).
+pub(crate) struct WireRequest<'a> {
+    pub(crate) id: &'a RequestId,
+    pub(crate) method: &'a str,
+    pub(crate) params: WireParams<'a>,
+}
+
+impl Serialize for WireRequest<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The members in the order `mcp_types::Request` writes them.
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id)?;
+        map.serialize_entry("method", self.method)?;
+        map.serialize_entry("params", &self.params)?;
+        map.end()
+    }
 }
 
 impl Serialize for WireParams<'_> {
@@ -36,10 +68,11 @@ impl Serialize for WireParams<'_> {
                 map.serialize_entry("requestState", state)?;
             }
         }
-        if let Some(meta) = self.meta
-            && *meta != RequestMeta::default()
-        {
-            map.serialize_entry("_meta", meta)?;
+        match self.meta {
+            WireMeta::None => {}
+            WireMeta::Typed(meta) if *meta == RequestMeta::default() => {}
+            WireMeta::Typed(meta) => map.serialize_entry("_meta", meta)?,
+            WireMeta::Raw(meta) => map.serialize_entry("_meta", meta)?,
         }
         map.end()
     }
@@ -92,7 +125,7 @@ mod tests {
         assert_eq!(meta.progress_token, Some(mcp_types::RequestId::Number(7)));
         meta.progress_token = Some(mcp_types::RequestId::Number(9));
         let input = (InputResponses::new(), Some("s".to_owned()));
-        let wire = WireParams { params: &params, input: Some(&input), meta: Some(&meta) };
+        let wire = WireParams { params: &params, input: Some(&input), meta: WireMeta::Typed(&meta) };
         let text = serde_json::to_string(&wire).unwrap();
         assert_eq!(
             serde_json::from_str::<Value>(&text).unwrap(),
@@ -100,7 +133,7 @@ mod tests {
                 "_meta": {"progressToken": 9, "x": 1, "y": 2}})
         );
         assert_eq!(text.matches("inputResponses").count(), 1, "{text}");
-        let key = WireParams { params: &params, input: None, meta: None };
+        let key = WireParams { params: &params, input: None, meta: WireMeta::None };
         let key: Value = serde_json::from_str(&serde_json::to_string(&key).unwrap()).unwrap();
         assert_eq!(key, json!({"inputResponses": {"old": 1}, "name": "t"}), "no _meta in a cache key");
     }
