@@ -30,12 +30,9 @@ pub struct Text<'a>(pub &'a str);
 /// than escaping a byte at a time saves.
 const RAW_TEXT_FROM: usize = 512;
 
-/// Above this length a text is escaped as before. The detour holds a second copy of the text
-/// while it is written, and its exact-size block changes when glibc raises its mmap threshold
-/// (freeing an mmapped block raises the threshold to that block's size; later blocks below it
-/// come from the arenas, which keep what is freed): with 3 MiB answers, the HTTP send-timeout
-/// memory test then kept its second round of answers resident after the cut in 3 runs of 4
-/// (1 of 5 without the detour; docs/PERFORMANCE.md, "Large messages").
+/// Above this length a text is escaped as before: the detour holds a second, exact-size copy
+/// of the text while it is written, and for a text of several MiB that copy (a block of its own
+/// the allocator maps and unmaps) costs more in memory held at the peak than the escaping saves.
 const RAW_TEXT_UP_TO: usize = 2 * 1024 * 1024;
 
 impl serde::Serialize for Text<'_> {

@@ -18,6 +18,16 @@ static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// Set in the process a test runs in by itself.
 const OWN_PROCESS: &str = "MCP_HTTP_BUDGETS_MEMORY_TEST";
 
+/// glibc's threshold above which an allocation is mapped on its own (and unmapped when freed),
+/// fixed for the tests' processes. Left to itself, glibc raises the threshold each time it
+/// unmaps a freed block, so whether a round of multi-MiB answers comes back to the system when
+/// freed, or stays in the heap as free memory the next round may or may not reuse, depends on
+/// the order the frees happened in: the resident set then measured the allocator's history,
+/// not what the server holds (the send-timeout test failed one run in several that way, with
+/// nothing held). Fixed, every large buffer is mapped and returned when freed, and VmRSS counts
+/// what is live.
+const MMAP_THRESHOLD: &str = "131072";
+
 /// Runs the test `name` (its path in this binary) in a process of its own, one such process
 /// at a time, and checks that it passed; returns true in that process, where the test's body
 /// is to run. Memory freed by an earlier test stays with the allocator, and a later test
@@ -31,6 +41,7 @@ pub(crate) async fn own_process(name: &str) -> bool {
     let out = std::process::Command::new(exe)
         .args([name, "--exact", "--nocapture", "--test-threads=1"])
         .env(OWN_PROCESS, "1")
+        .env("MALLOC_MMAP_THRESHOLD_", MMAP_THRESHOLD)
         .output()
         .expect("the test binary runs");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
