@@ -1,1 +1,356 @@
-//! The gateway configuration.
+//! The gateway configuration: which upstream MCP servers to front, how to reach them, and how
+//! their tools and prompts are named downstream.
+//!
+//! Three file shapes are read, each into one [`GatewayConfig`]:
+//!
+//! * the gateway's own TOML: a `[gateway]` table ([`Settings`]) and one `[servers.NAME]` table
+//!   per upstream; a `mcpServers` table (the JSON shape below) may sit beside `servers`;
+//! * the `mcpServers` JSON of Claude Desktop, Claude Code (`.mcp.json`) and Cursor, optionally
+//!   with a top-level `"gateway"` object;
+//! * VS Code's `mcp.json`: `"servers"` and `"inputs"`.
+//!
+//! Every string that reaches an upstream (command, args, env values, cwd, url, headers, envFile)
+//! is expanded: `${VAR}`, `${env:VAR}`, `${VAR:-default}` (the default also when `VAR` is
+//! empty), `${input:ID}`, `${workspaceFolder}`; `$$` is a literal `$`. A variable that cannot be
+//! resolved is an error, never sent literally.
+//!
+//! Unknown members of a server entry are ignored (these files hold other tools' keys); a known
+//! member with the wrong type is an error. Unknown keys of the `gateway` table are errors, and so
+//! are unknown top-level keys of the gateway's own TOML.
+
+mod document;
+mod expand;
+mod node;
+mod upstream;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use expand::input_env_var;
+
+/// The whole configuration: the gateway's settings and its upstreams.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatewayConfig {
+    /// Gateway-wide settings (the `gateway` table).
+    pub settings: Settings,
+    /// The enabled upstreams, in file order (`servers` before `mcpServers`).
+    pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// Gateway-wide settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// When downstream names carry the upstream's prefix; default [`Naming::WhenAmbiguous`].
+    pub naming: Naming,
+    /// Between prefix and name: a prefixed name is `{prefix}{separator}{tool}`; default `"__"`.
+    pub separator: String,
+    /// How long an aggregated list waits for an upstream; default 5 s (`list_timeout_ms`).
+    pub list_timeout: Duration,
+}
+
+impl Settings {
+    /// The default separator.
+    pub const DEFAULT_SEPARATOR: &'static str = "__";
+    /// The default list timeout.
+    pub const DEFAULT_LIST_TIMEOUT: Duration = Duration::from_secs(5);
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            naming: Naming::WhenAmbiguous,
+            separator: Self::DEFAULT_SEPARATOR.to_owned(),
+            list_timeout: Self::DEFAULT_LIST_TIMEOUT,
+        }
+    }
+}
+
+/// When a downstream tool or prompt name carries its upstream's prefix.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Naming {
+    /// Always `{prefix}{separator}{name}`.
+    Always,
+    /// Prefixed only when two upstreams offer the same name.
+    #[default]
+    WhenAmbiguous,
+    /// Never prefixed (a clash is the operator's problem).
+    Never,
+}
+
+impl Naming {
+    /// The spelling in the configuration file.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Naming::Always => "always",
+            Naming::WhenAmbiguous => "when-ambiguous",
+            Naming::Never => "never",
+        }
+    }
+}
+
+/// When an upstream is started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Start {
+    /// When the gateway starts (the default).
+    #[default]
+    Eager,
+    /// On first use.
+    Lazy,
+}
+
+/// One upstream MCP server.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpstreamConfig {
+    /// The entry's key in the file; also the default prefix.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// The prefix of its downstream names; `None`: the name.
+    pub prefix: Option<String>,
+    /// Overrides [`Settings::naming`] for this upstream.
+    pub naming: Option<Naming>,
+    /// Upstream tool/prompt name → downstream name (exact, never prefixed).
+    pub rename: BTreeMap<String, String>,
+    /// When it is started.
+    pub start: Start,
+    /// How long starting (spawn/connect and handshake) may take; default 30 s.
+    pub start_timeout: Duration,
+    /// How long one request may take (`timeout_ms`); default 60 s.
+    pub request_timeout: Duration,
+    /// Requests in flight at once; default 32, at least 1.
+    pub max_concurrency: usize,
+    /// A pinned protocol revision (a string [`mcp_types::ProtocolVersion::parse`] knows).
+    pub protocol_version: Option<String>,
+}
+
+impl UpstreamConfig {
+    /// The default start timeout.
+    pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(30);
+    /// The default request timeout.
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+    /// The default concurrency limit.
+    pub const DEFAULT_MAX_CONCURRENCY: usize = 32;
+
+    /// An upstream with every optional setting at its default.
+    pub fn new(name: impl Into<String>, transport: Transport) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            transport,
+            prefix: None,
+            naming: None,
+            rename: BTreeMap::new(),
+            start: Start::Eager,
+            start_timeout: Self::DEFAULT_START_TIMEOUT,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            max_concurrency: Self::DEFAULT_MAX_CONCURRENCY,
+            protocol_version: None,
+        }
+    }
+
+    /// The prefix in effect: [`prefix`](Self::prefix), else the name.
+    pub fn effective_prefix(&self) -> &str {
+        self.prefix.as_deref().unwrap_or(&self.name)
+    }
+
+    /// The naming in effect: this upstream's, else the gateway's.
+    pub fn effective_naming(&self, settings: &Settings) -> Naming {
+        self.naming.unwrap_or(settings.naming)
+    }
+}
+
+/// How an upstream is reached.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking over stdin/stdout.
+    Stdio {
+        /// The program.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Variables added to the gateway's environment (`envFile` first, then `env`).
+        env: BTreeMap<String, String>,
+        /// Its working directory; `None`: the gateway's.
+        cwd: Option<PathBuf>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// The MCP endpoint.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+    /// The deprecated HTTP+SSE transport (2024-11-05).
+    Sse {
+        /// The SSE endpoint.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// The syntax of a configuration file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The gateway's own TOML.
+    Toml,
+    /// `mcpServers` JSON or VS Code's `mcp.json`.
+    Json,
+}
+
+impl Format {
+    /// The format [`load`] picks for a path: `.toml` is TOML, anything else JSON.
+    pub fn for_path(path: &Path) -> Format {
+        match path.extension() {
+            Some(ext) if ext.eq_ignore_ascii_case("toml") => Format::Toml,
+            _ => Format::Json,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Toml => "TOML",
+            Format::Json => "JSON",
+        })
+    }
+}
+
+/// Where in the configuration a problem is: the file, the upstream, the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// The file (or `<config>` for text without one).
+    pub file: String,
+    /// The upstream's name, when the problem is in an entry.
+    pub upstream: Option<String>,
+    /// The field, e.g. `args[1]`, `headers.Authorization`, `gateway.separator`.
+    pub field: Option<String>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.file)?;
+        if let Some(upstream) = &self.upstream {
+            write!(f, ": upstream `{upstream}`")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": field `{field}`")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a configuration was refused. Every message names the file, and the upstream and field
+/// when there is one.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: cannot read the configuration: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The text is not valid TOML/JSON.
+    #[error("{file}: not valid {format}: {message}")]
+    Syntax {
+        /// The file.
+        file: String,
+        /// The syntax expected.
+        format: Format,
+        /// The parser's message.
+        message: String,
+    },
+    /// A value is missing, has the wrong type, or breaks a rule.
+    #[error("{at}: {message}")]
+    Invalid {
+        /// Where.
+        at: Location,
+        /// What is wrong.
+        message: String,
+    },
+    /// `${VAR}` names an unset variable and gives no default.
+    #[error("{at}: environment variable `{name}` is not set (give a default with `${{{name}:-default}}`)")]
+    UnsetVariable {
+        /// Where.
+        at: Location,
+        /// The variable.
+        name: String,
+    },
+    /// `${input:ID}` has neither a default nor an environment variable.
+    #[error(
+        "{at}: input `{id}` has no value: give it a \"default\" in \"inputs\" or set the environment variable {env_var}"
+    )]
+    UnresolvedInput {
+        /// Where.
+        at: Location,
+        /// The input's id.
+        id: String,
+        /// The environment variable that would provide it.
+        env_var: String,
+    },
+    /// An `envFile` could not be read or has a malformed line.
+    #[error("{at}: env file {}: {message}", path.display())]
+    EnvFile {
+        /// Where.
+        at: Location,
+        /// The env file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl ConfigError {
+    /// Where the problem is, when it is inside the file.
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            ConfigError::Invalid { at, .. }
+            | ConfigError::UnsetVariable { at, .. }
+            | ConfigError::UnresolvedInput { at, .. }
+            | ConfigError::EnvFile { at, .. } => Some(at),
+            ConfigError::Read { .. } | ConfigError::Syntax { .. } => None,
+        }
+    }
+}
+
+/// Reads the file at `path` (TOML for `.toml`, JSON otherwise), with variables from the process
+/// environment and `envFile`/`${workspaceFolder}` relative to the file's directory.
+pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+    let base = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    let source = document::Source { file: path.display().to_string(), base_dir: base };
+    document::read(&text, Format::for_path(path), &source, &|name| std::env::var(name).ok())
+}
+
+/// Parses configuration text that has no file: an `envFile` with a relative path and
+/// `${workspaceFolder}` are errors (see [`parse_at`]).
+pub fn parse(
+    text: &str,
+    format: Format,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<GatewayConfig, ConfigError> {
+    parse_at(text, format, None, env)
+}
+
+/// Parses configuration text as if it were a file in `base_dir`: relative `envFile` paths are read
+/// from there, and `${workspaceFolder}` is `base_dir` (its parent when `base_dir` is `.vscode`).
+pub fn parse_at(
+    text: &str,
+    format: Format,
+    base_dir: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<GatewayConfig, ConfigError> {
+    let source = document::Source { file: "<config>".to_owned(), base_dir };
+    document::read(text, format, &source, env)
+}
