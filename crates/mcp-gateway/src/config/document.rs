@@ -32,7 +32,9 @@ pub(crate) fn read(
     let file = source.file.as_str();
     let syntax = |message: String| ConfigError::Syntax { file: file.to_owned(), format, message };
     let root: Node = match format {
-        Format::Toml => toml::from_str(text).map_err(|e| syntax(e.to_string().trim_end().to_owned()))?,
+        Format::Toml => {
+            super::node::from_toml(text).map_err(|e| syntax(e.to_string().trim_end().to_owned()))?
+        }
         Format::Json => serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?,
     };
     let top = Fields::new(file, None, "", &root, "the top level")?;

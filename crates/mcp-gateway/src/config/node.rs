@@ -13,6 +13,8 @@ pub(crate) enum Node {
     Bool(bool),
     Int(i128),
     Float(f64),
+    /// A TOML date/time (no field takes one).
+    Datetime,
     Str(String),
     Arr(Vec<Node>),
     /// Members in file order; a JSON object may name a member twice.
@@ -27,10 +29,42 @@ impl Node {
             Node::Bool(_) => "a boolean",
             Node::Int(_) => "an integer",
             Node::Float(_) => "a number",
+            Node::Datetime => "a date/time",
             Node::Str(_) => "a string",
             Node::Arr(_) => "an array",
             Node::Obj(_) => "a table/object",
         }
+    }
+}
+
+/// Parses TOML, keeping each table's keys in file order (the order of their spans: `toml`'s own
+/// tables are sorted by key).
+pub(crate) fn from_toml(text: &str) -> Result<Node, toml::de::Error> {
+    let root = toml::de::DeTable::parse(text)?;
+    Ok(from_toml_table(root.get_ref()))
+}
+
+fn from_toml_table(table: &toml::de::DeTable<'_>) -> Node {
+    let mut members: Vec<_> = table.iter().collect();
+    members.sort_by_key(|(key, _)| key.span().start);
+    Node::Obj(
+        members.into_iter().map(|(k, v)| (k.get_ref().to_string(), from_toml_value(v.get_ref()))).collect(),
+    )
+}
+
+fn from_toml_value(value: &toml::de::DeValue<'_>) -> Node {
+    use toml::de::DeValue;
+    match value {
+        DeValue::String(s) => Node::Str(s.to_string()),
+        // Out of i128's range: a number no field accepts.
+        DeValue::Integer(n) => {
+            i128::from_str_radix(n.as_str(), n.radix()).map_or(Node::Float(f64::MAX), Node::Int)
+        }
+        DeValue::Float(x) => Node::Float(x.as_str().parse().unwrap_or(f64::NAN)),
+        DeValue::Boolean(b) => Node::Bool(*b),
+        DeValue::Datetime(_) => Node::Datetime,
+        DeValue::Array(items) => Node::Arr(items.iter().map(|v| from_toml_value(v.get_ref())).collect()),
+        DeValue::Table(table) => from_toml_table(table),
     }
 }
 

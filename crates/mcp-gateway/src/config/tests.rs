@@ -1,1 +1,344 @@
-//! Tests of the configuration reader.
+//! Tests of the configuration reader: each format here, the rules in `validation`, variable
+//! expansion and env files in `expand`.
+
+mod expand;
+mod validation;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::*;
+
+/// An environment holding exactly `pairs`.
+fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + use<> {
+    let map: BTreeMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    move |name| map.get(name).cloned()
+}
+
+fn toml_ok(text: &str) -> GatewayConfig {
+    parse(text, Format::Toml, &env_of(&[])).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn json_ok(text: &str) -> GatewayConfig {
+    parse(text, Format::Json, &env_of(&[])).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error's message for TOML text.
+fn toml_err(text: &str) -> String {
+    match parse(text, Format::Toml, &env_of(&[])) {
+        Ok(config) => panic!("accepted: {config:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// The error's message for JSON text.
+fn json_err(text: &str) -> String {
+    match parse(text, Format::Json, &env_of(&[])) {
+        Ok(config) => panic!("accepted: {config:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Asserts that `message` holds every one of `parts`.
+#[track_caller]
+fn assert_has(message: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(message.contains(part), "{message:?} lacks {part:?}");
+    }
+}
+
+/// A fresh empty directory under the system's temp dir.
+fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("mcp-gateway-config-{}-{tag}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stdio(command: &str, args: &[&str]) -> Transport {
+    Transport::Stdio {
+        command: command.to_owned(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: BTreeMap::new(),
+        cwd: None,
+    }
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+const FULL_TOML: &str = r#"
+[gateway]
+naming = "always"
+separator = "."
+list_timeout_ms = 2500
+
+[servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { ROOT = "${HOME}" }
+cwd = "/tmp"
+prefix = "fs"
+naming = "never"
+rename = { read_file = "read" }
+start = "lazy"
+start_timeout_ms = 1000
+timeout_ms = 2000
+max_concurrency = 8
+protocol_version = "2025-11-25"
+disabled = false
+
+[servers.remote]
+url = "https://example.com/mcp"
+type = "http"
+headers = { Authorization = "Bearer ${TOKEN}" }
+
+[servers.old]
+url = "http://localhost:9000/sse"
+type = "sse"
+
+[servers.off]
+command = "nothing"
+disabled = true
+"#;
+
+#[test]
+fn toml_full_example() {
+    let env = env_of(&[("HOME", "/home/me"), ("TOKEN", "t0k")]);
+    let config = parse(FULL_TOML, Format::Toml, &env).unwrap();
+    assert_eq!(
+        config.settings,
+        Settings { naming: Naming::Always, separator: ".".into(), list_timeout: Duration::from_millis(2500) }
+    );
+    let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["files", "remote", "old"], "file order, disabled left out");
+
+    let files = &config.upstreams[0];
+    let expected = UpstreamConfig {
+        name: "files".into(),
+        transport: Transport::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "@modelcontextprotocol/server-filesystem".into(), ".".into()],
+            env: map(&[("ROOT", "/home/me")]),
+            cwd: Some(PathBuf::from("/tmp")),
+        },
+        prefix: Some("fs".into()),
+        naming: Some(Naming::Never),
+        rename: map(&[("read_file", "read")]),
+        start: Start::Lazy,
+        start_timeout: Duration::from_secs(1),
+        request_timeout: Duration::from_secs(2),
+        max_concurrency: 8,
+        protocol_version: Some("2025-11-25".into()),
+    };
+    assert_eq!(files, &expected);
+    assert_eq!(files.effective_prefix(), "fs");
+    assert_eq!(files.effective_naming(&config.settings), Naming::Never);
+
+    let remote = &config.upstreams[1];
+    let http = Transport::Http {
+        url: "https://example.com/mcp".into(),
+        headers: map(&[("Authorization", "Bearer t0k")]),
+    };
+    assert_eq!(remote, &UpstreamConfig::new("remote", http));
+    assert_eq!(remote.effective_prefix(), "remote");
+    assert_eq!(remote.effective_naming(&config.settings), Naming::Always);
+    let sse = Transport::Sse { url: "http://localhost:9000/sse".into(), headers: BTreeMap::new() };
+    assert_eq!(config.upstreams[2].transport, sse);
+}
+
+#[test]
+fn defaults() {
+    let config = toml_ok("[servers.a]\ncommand = \"x\"\n");
+    assert_eq!(config.settings, Settings::default());
+    assert_eq!(config.settings.naming, Naming::WhenAmbiguous);
+    assert_eq!(config.settings.separator, "__");
+    assert_eq!(config.settings.list_timeout, Duration::from_secs(5));
+    let a = &config.upstreams[0];
+    assert_eq!(a, &UpstreamConfig::new("a", stdio("x", &[])));
+    assert_eq!((a.prefix.as_deref(), a.naming, a.start), (None, None, Start::Eager));
+    assert_eq!(a.start_timeout, Duration::from_secs(30));
+    assert_eq!(a.request_timeout, Duration::from_secs(60));
+    assert_eq!(a.max_concurrency, 32);
+    assert!(a.rename.is_empty() && a.protocol_version.is_none());
+}
+
+#[test]
+fn no_upstreams_is_valid() {
+    for config in [toml_ok(""), toml_ok("[gateway]\n"), json_ok("{}"), json_ok(r#"{"mcpServers": {}}"#)] {
+        assert!(config.upstreams.is_empty());
+        assert_eq!(config.settings, Settings::default());
+    }
+}
+
+#[test]
+fn toml_mcp_servers_table_joins_servers() {
+    let config = toml_ok(
+        r#"
+        [servers.b]
+        command = "b"
+        [mcpServers.a]
+        url = "https://a.example/mcp"
+        [mcpServers.c]
+        command = "c"
+        type = "stdio"
+        "#,
+    );
+    let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["b", "a", "c"]);
+    let e = toml_err("[servers.x]\ncommand = \"a\"\n[mcpServers.x]\ncommand = \"b\"\n");
+    assert_has(&e, &["<config>", "upstream `x`", "both `servers` and `mcpServers`"]);
+}
+
+#[test]
+fn json_mcp_servers() {
+    let config = json_ok(
+        r#"{
+          "mcpServers": {
+            "zeta": {"command": "uvx", "args": ["mcp-server-git"], "env": {"A": "1"}, "cwd": "/srv"},
+            "alpha": {"url": "https://x.example/mcp", "type": "streamable-http", "headers": {"K": "v"}},
+            "sse": {"url": "https://x.example/sse", "type": "sse"},
+            "plain": {"url": "https://x.example/mcp"},
+            "off": {"command": "x", "disabled": true},
+            "tuned": {"command": "t", "prefix": "T", "naming": "always", "rename": {"a": "b"},
+                      "start": "lazy", "timeout_ms": 5, "start_timeout_ms": 6, "max_concurrency": 1,
+                      "protocol_version": "2024-11-05", "autoApprove": ["x"], "alwaysAllow": 3}
+          },
+          "gateway": {"naming": "never", "separator": "-", "list_timeout_ms": 100},
+          "globalShortcut": "Ctrl+Space"
+        }"#,
+    );
+    assert_eq!(config.settings.naming, Naming::Never);
+    assert_eq!(config.settings.separator, "-");
+    assert_eq!(config.settings.list_timeout, Duration::from_millis(100));
+    let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(names, ["zeta", "alpha", "sse", "plain", "tuned"], "file order, not sorted");
+    let u = &config.upstreams;
+    assert_eq!(
+        u[0].transport,
+        Transport::Stdio {
+            command: "uvx".into(),
+            args: vec!["mcp-server-git".into()],
+            env: map(&[("A", "1")]),
+            cwd: Some("/srv".into())
+        }
+    );
+    assert_eq!(
+        u[1].transport,
+        Transport::Http { url: "https://x.example/mcp".into(), headers: map(&[("K", "v")]) }
+    );
+    assert_eq!(
+        u[2].transport,
+        Transport::Sse { url: "https://x.example/sse".into(), headers: BTreeMap::new() }
+    );
+    assert_eq!(
+        u[3].transport,
+        Transport::Http { url: "https://x.example/mcp".into(), headers: BTreeMap::new() }
+    );
+    let t = &u[4];
+    assert_eq!(t.prefix.as_deref(), Some("T"));
+    assert_eq!((t.naming, t.start, t.max_concurrency), (Some(Naming::Always), Start::Lazy, 1));
+    assert_eq!((t.request_timeout, t.start_timeout), (Duration::from_millis(5), Duration::from_millis(6)));
+    assert_eq!(t.rename, map(&[("a", "b")]));
+    assert_eq!(t.protocol_version.as_deref(), Some("2024-11-05"));
+}
+
+#[test]
+fn json_type_http_and_stdio_spellings() {
+    let c = json_ok(
+        r#"{"mcpServers": {"a": {"url": "https://a/", "type": "http"}, "b": {"command": "b", "type": "stdio"}}}"#,
+    );
+    assert!(matches!(c.upstreams[0].transport, Transport::Http { .. }));
+    assert!(matches!(c.upstreams[1].transport, Transport::Stdio { .. }));
+}
+
+#[test]
+fn vscode_mcp_json() {
+    let dir = temp_dir("vscode");
+    let vscode = dir.join(".vscode");
+    std::fs::create_dir_all(&vscode).unwrap();
+    std::fs::write(vscode.join("server.env"), "# secrets\nAPI_KEY=\"k1\"\n\nMODE=fast\n").unwrap();
+    std::fs::write(
+        vscode.join("mcp.json"),
+        r#"{
+          "inputs": [
+            {"type": "promptString", "id": "api-key", "description": "API key", "password": true},
+            {"type": "promptString", "id": "region", "description": "Region", "default": "eu"}
+          ],
+          "servers": {
+            "local": {"type": "stdio", "command": "node", "args": ["${workspaceFolder}/server.js", "--region=${input:region}"],
+                      "env": {"KEY": "${input:api-key}", "MODE": "slow"}, "envFile": "${workspaceFolder}/.vscode/server.env"},
+            "web": {"type": "http", "url": "https://api.example.com/mcp", "headers": {"X-Key": "${input:api-key}"}},
+            "legacy": {"type": "sse", "url": "http://localhost:3000/sse", "dev": {"watch": "src/**"}}
+          }
+        }"#,
+    )
+    .unwrap();
+    let env = env_of(&[("MCPKIT_INPUT_API_KEY", "secret")]);
+    let base = vscode.as_path();
+    let config =
+        parse_at(&std::fs::read_to_string(vscode.join("mcp.json")).unwrap(), Format::Json, Some(base), &env)
+            .unwrap_or_else(|e| panic!("{e}"));
+    let ws = dir.display().to_string();
+    assert_eq!(
+        config.upstreams[0].transport,
+        Transport::Stdio {
+            command: "node".into(),
+            args: vec![format!("{ws}/server.js"), "--region=eu".into()],
+            env: map(&[("API_KEY", "k1"), ("KEY", "secret"), ("MODE", "slow")]),
+            cwd: None,
+        },
+        "env overrides envFile"
+    );
+    assert_eq!(
+        config.upstreams[1].transport,
+        Transport::Http { url: "https://api.example.com/mcp".into(), headers: map(&[("X-Key", "secret")]) }
+    );
+    assert!(matches!(config.upstreams[2].transport, Transport::Sse { .. }));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn load_picks_the_format_by_extension() {
+    let dir = temp_dir("load");
+    let toml_path = dir.join("gateway.toml");
+    std::fs::write(&toml_path, "[servers.a]\ncommand = \"a\"\n").unwrap();
+    assert_eq!(load(&toml_path).unwrap().upstreams[0].name, "a");
+    let json_path = dir.join(".mcp.json");
+    std::fs::write(&json_path, r#"{"mcpServers": {"b": {"command": "b"}}}"#).unwrap();
+    assert_eq!(load(&json_path).unwrap().upstreams[0].name, "b");
+    let other = dir.join("config.conf");
+    std::fs::write(&other, r#"{"servers": {"c": {"command": "c"}}}"#).unwrap();
+    assert_eq!(load(&other).unwrap().upstreams[0].name, "c");
+    assert_eq!(Format::for_path(std::path::Path::new("x.TOML")), Format::Toml);
+    assert_eq!(Format::for_path(std::path::Path::new("toml")), Format::Json);
+
+    // Messages from load() name the file.
+    std::fs::write(&toml_path, "[servers.a]\ncommand = 1\n").unwrap();
+    let e = load(&toml_path).unwrap_err().to_string();
+    assert_has(
+        &e,
+        &[&toml_path.display().to_string(), "upstream `a`", "field `command`", "expected a string"],
+    );
+    let missing = dir.join("missing.json");
+    let e = load(&missing).unwrap_err();
+    assert!(matches!(e, ConfigError::Read { .. }));
+    assert_has(&e.to_string(), &["missing.json", "cannot read"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn syntax_errors_name_the_file_and_format() {
+    let e = parse("[servers.a", Format::Toml, &env_of(&[])).unwrap_err();
+    assert!(matches!(e, ConfigError::Syntax { format: Format::Toml, .. }));
+    assert_has(&e.to_string(), &["<config>", "not valid TOML"]);
+    let e = json_err(r#"{"mcpServers": "#);
+    assert_has(&e, &["<config>", "not valid JSON"]);
+    let e = json_err("[]");
+    assert_has(&e, &["the top level must be a table/object", "found an array"]);
+}
