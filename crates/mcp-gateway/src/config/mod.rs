@@ -328,8 +328,9 @@ impl ConfigError {
 pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-    let base = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
-    let source = document::Source { file: path.display().to_string(), base_dir: base };
+    // Absolute, so that `${workspaceFolder}` and `envFile` do not depend on a later working directory.
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let source = document::Source { file: path.display().to_string(), base_dir: absolute.parent() };
     document::read(&text, Format::for_path(path), &source, &|name| std::env::var(name).ok())
 }
 

@@ -342,3 +342,32 @@ fn syntax_errors_name_the_file_and_format() {
     let e = json_err("[]");
     assert_has(&e, &["the top level must be a table/object", "found an array"]);
 }
+
+#[test]
+fn toml_specifics() {
+    let e = toml_err("[servers.a]\ncommand = 1979-05-27\n");
+    assert_has(&e, &["upstream `a`", "field `command`", "found a date/time"]);
+    let c = toml_ok("[servers.a]\ncommand = \"~/bin/server\"\ncwd = \"~/\"\nmax_concurrency = 0x10\n");
+    assert_eq!(c.upstreams[0].max_concurrency, 16);
+    let Transport::Stdio { command, cwd, .. } = &c.upstreams[0].transport else { panic!() };
+    assert_eq!(
+        (command.as_str(), cwd.as_deref()),
+        ("~/bin/server", Some(std::path::Path::new("~/"))),
+        "`~` is kept"
+    );
+    let e = toml_err("servers = 3\n");
+    assert_has(&e, &["field `servers`", "found an integer"]);
+    let e = toml_err("[servers]\na = \"npx x\"\n");
+    assert_has(&e, &["upstream `a`", "a server entry must be a table/object"]);
+}
+
+#[test]
+fn naming_and_start_deserialize_kebab_case() {
+    let naming: Vec<Naming> = serde_json::from_str(r#"["always", "when-ambiguous", "never"]"#).unwrap();
+    assert_eq!(naming, [Naming::Always, Naming::WhenAmbiguous, Naming::Never]);
+    assert!(
+        naming.iter().all(|n| serde_json::from_str::<Naming>(&format!("{:?}", n.as_str())).unwrap() == *n)
+    );
+    let start: Vec<Start> = serde_json::from_str(r#"["eager", "lazy"]"#).unwrap();
+    assert_eq!(start, [Start::Eager, Start::Lazy]);
+}

@@ -208,3 +208,18 @@ fn env_file_needs_a_directory_or_an_absolute_path() {
     assert_has(&e.to_string(), &["bad.env", "line 2: expected KEY=VALUE"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn load_threads_the_file_directory() {
+    let dir = temp_dir("load-vscode");
+    let vscode = dir.join(".vscode");
+    std::fs::create_dir_all(&vscode).unwrap();
+    std::fs::write(vscode.join("a.env"), "A=1\n").unwrap();
+    let text = r#"{"servers": {"a": {"command": "x", "args": ["${workspaceFolder}"], "envFile": "a.env"}}}"#;
+    std::fs::write(vscode.join("mcp.json"), text).unwrap();
+    let c = load(&vscode.join("mcp.json")).unwrap_or_else(|e| panic!("{e}"));
+    let Transport::Stdio { args, env, .. } = &c.upstreams[0].transport else { panic!() };
+    assert_eq!(args, &[dir.display().to_string()]);
+    assert_eq!(env, &map(&[("A", "1")]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
