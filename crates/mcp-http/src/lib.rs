@@ -74,7 +74,7 @@ pub use exchange::http_status;
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
 #[cfg(feature = "oauth")]
 pub use mcp_auth::jose::Algorithm;
-pub use serve::{Bound, bind, serve, serve_until};
+pub use serve::{Bound, ConnectionLimits, bind, serve, serve_app_until, serve_until};
 
 /// The wire codecs (header values, event ids, SSE events), reachable only for the fuzz targets
 /// and property tests; not part of the API.

@@ -56,11 +56,48 @@ pub async fn serve_until(
     grace: Duration,
 ) -> std::io::Result<()> {
     let config = config.unwrap_or_else(|| HttpConfig::for_bind(bound.addr));
-    let header_timeout = config.header_read_timeout;
-    let (max_header_bytes, max_headers) = (config.max_header_bytes, config.max_headers);
-    let send_timeout = config.send_timeout;
-    let connections = Arc::new(Semaphore::new(config.max_connections.max(1)));
+    let limits = ConnectionLimits::of(&config);
     let router = McpHttp::new(server, config).router();
+    serve_app_until(router, bound, limits, shutdown, grace).await
+}
+
+/// The connection-level settings of an [`HttpConfig`] (header timeout and limits, send
+/// timeout, connection count), for [`serve_app_until`].
+#[derive(Debug, Clone, Copy)]
+pub struct ConnectionLimits {
+    header_timeout: Duration,
+    max_header_bytes: usize,
+    max_headers: usize,
+    send_timeout: Duration,
+    max_connections: usize,
+}
+
+impl ConnectionLimits {
+    /// The connection-level settings of `config`.
+    pub fn of(config: &HttpConfig) -> Self {
+        ConnectionLimits {
+            header_timeout: config.header_read_timeout,
+            max_header_bytes: config.max_header_bytes,
+            max_headers: config.max_headers,
+            send_timeout: config.send_timeout,
+            max_connections: config.max_connections,
+        }
+    }
+}
+
+/// Like [`serve_until`], for an application that mounts the MCP endpoint beside routes of
+/// its own (`McpHttp::router()` merged into a bigger [`axum::Router`]): the same connection
+/// handling, limits and graceful shutdown.
+pub async fn serve_app_until(
+    router: axum::Router,
+    bound: Bound,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let ConnectionLimits { header_timeout, max_header_bytes, max_headers, send_timeout, max_connections } =
+        limits;
+    let connections = Arc::new(Semaphore::new(max_connections.max(1)));
     // Every connection task holds a receiver: `true` asks it to finish gracefully, and the
     // channel closes (for `closed()` below) when the last task has ended.
     let (stop, stopping) = watch::channel(false);

@@ -37,6 +37,11 @@ pub enum Rejection {
     /// A server misconfiguration, such as a `State<T>` that was never registered (`-32603`).
     #[error("{0}")]
     Internal(String),
+    /// Fail the request with exactly this JSON-RPC error, after dispatch: what a gateway
+    /// returns when its upstream answered with an error, so the caller sees the upstream's code
+    /// and message rather than a tool error or an internal one.
+    #[error("{}", .0.message)]
+    Protocol(mcp_types::ErrorObject),
 }
 
 /// An extractor that reads the request's context. Any number, in any order.

@@ -155,6 +155,37 @@ impl Prompts {
         self
     }
 
+    /// Adds a prompt defined at run time (a gateway's, say): the definition is used as given and
+    /// the closure receives the whole [`Call`] (the arguments, as strings, via
+    /// [`Call::arguments`]). [`Rejection::Protocol`] fails the request with that error.
+    pub fn add_dyn<F, Fut>(mut self, def: Prompt, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<GetPromptResult, Rejection>> + Send + 'static,
+    {
+        if let Err(e) = check_name("prompt", &def.name) {
+            self.errors.push(e);
+            return self;
+        }
+        if self.index.contains_key(&def.name) {
+            self.errors.push(RegistrationError::Duplicate { kind: "prompt", name: def.name });
+            return self;
+        }
+        let run: ErasedPrompt = Arc::new(move |call: Call| {
+            let fut = handler(call);
+            Box::pin(async move { fut.await.map_err(PromptFailure::Rejected) })
+        });
+        self.index.insert(def.name.clone(), self.entries.len());
+        self.entries.push(Arc::new(PromptEntry { def, run }));
+        self
+    }
+
+    /// Takes the registration problems found so far; see
+    /// [`Tools::take_errors`](crate::Tools::take_errors).
+    pub fn take_errors(&mut self) -> Vec<RegistrationError> {
+        std::mem::take(&mut self.errors)
+    }
+
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<PromptEntry>> {
         self.index.get(name).map(|&i| &self.entries[i])
     }

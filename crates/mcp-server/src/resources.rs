@@ -179,6 +179,17 @@ impl<T: IntoContents, E: Into<ResourceError> + Send + 'static> IntoContents for 
     }
 }
 
+fn erase_dyn<F, Fut>(handler: F) -> ErasedRead
+where
+    F: Fn(Call) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
+{
+    Arc::new(move |call: Call| {
+        let fut = handler(call);
+        Box::pin(async move { fut.await.map_err(ReadFailure::Rejected) })
+    })
+}
+
 fn erase<H, A, R>(handler: H, mime_type: Option<String>) -> ErasedRead
 where
     H: Handler<A, R>,
@@ -263,6 +274,56 @@ impl Resources {
         let run = erase(handler, def.mime_type.clone());
         self.templates.push(TemplateEntry { def, template, run });
         self
+    }
+
+    /// A resource defined at run time (a gateway's, say): the closure receives the whole
+    /// [`Call`] (the URI through the [`Uri`] extractor) and returns the contents;
+    /// [`Rejection::Protocol`] fails the read with that error.
+    pub fn add_dyn<F, Fut>(mut self, def: Resource, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
+    {
+        if self.index.contains_key(&def.uri) {
+            self.errors.push(RegistrationError::Duplicate { kind: "resource", name: def.uri });
+            return self;
+        }
+        let run = erase_dyn(handler);
+        self.index.insert(def.uri.clone(), self.statics.len());
+        self.statics.push(StaticEntry { def, run });
+        self
+    }
+
+    /// A resource template defined at run time; see [`Resources::add_dyn`].
+    pub fn template_dyn<F, Fut>(mut self, def: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
+    {
+        let template = match UriTemplate::parse(&def.uri_template) {
+            Ok(t) => t,
+            Err(e) => {
+                self.errors.push(RegistrationError::InvalidTemplate {
+                    template: def.uri_template,
+                    reason: e.to_string(),
+                });
+                return self;
+            }
+        };
+        if self.templates.iter().any(|t| t.def.uri_template == def.uri_template) {
+            self.errors
+                .push(RegistrationError::Duplicate { kind: "resource template", name: def.uri_template });
+            return self;
+        }
+        let run = erase_dyn(handler);
+        self.templates.push(TemplateEntry { def, template, run });
+        self
+    }
+
+    /// Takes the registration problems found so far; see
+    /// [`Tools::take_errors`](crate::Tools::take_errors).
+    pub fn take_errors(&mut self) -> Vec<RegistrationError> {
+        std::mem::take(&mut self.errors)
     }
 
     /// Finds what serves `uri`: a static resource, or the first matching template with the

@@ -13,6 +13,7 @@ mod check;
 mod client;
 mod credentials;
 mod demo;
+mod gateway;
 mod generate;
 mod interactive;
 mod logging;
@@ -78,6 +79,15 @@ enum Command {
         after_help = "Examples:\n  mcpkit serve --stdio   # then point an MCP client at this command\n  mcpkit serve --http 127.0.0.1:8080 --auth-issuer https://auth.example.com --auth-scope mcp:basic"
     )]
     Serve(ServeArgs),
+    /// Serve one MCP endpoint in front of the servers of a configuration file.
+    ///
+    /// Upstreams are stdio commands, Streamable HTTP URLs (either era) and HTTP+SSE URLs;
+    /// their tools, prompts, resources and templates are served as one list, each call routed
+    /// to its owner, in the era each client speaks. The file is reloaded when it changes.
+    #[command(
+        after_help = "Examples:\n  mcpkit gateway --config gateway.toml --http 127.0.0.1:8080\n  mcpkit gateway --config ~/.cursor/mcp.json --stdio   # one mcpServers entry for all\n  mcpkit gateway --config gateway.toml --check        # start, report, exit"
+    )]
+    Gateway(gateway::GatewayArgs),
     #[command(flatten)]
     Client(client::ClientCommand),
     /// Log in to an MCP server that requires OAuth authorization, and keep its tokens.
@@ -180,6 +190,10 @@ fn main() -> ExitCode {
             serve(args)
         }
         Command::Check(args) => check::run(args),
+        Command::Gateway(args) => {
+            logging::init_server(cli.verbose);
+            gateway::run(args)
+        }
         Command::Client(command) => {
             logging::init_client(cli.verbose);
             client::run(command)

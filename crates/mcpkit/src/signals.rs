@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 // The numbers POSIX systems give these signals (the same on Linux, macOS and the BSDs).
 #[cfg_attr(not(unix), allow(dead_code))]
-const SIGHUP: i32 = 1;
+pub(crate) const SIGHUP: i32 = 1;
 const SIGINT: i32 = 2;
 #[cfg_attr(not(unix), allow(dead_code))]
 const SIGTERM: i32 = 15;

@@ -320,6 +320,13 @@ impl Client {
         self.inner.engine.subscribe()
     }
 
+    /// Why the transport is gone, once it is (a stdio server that exited and was not restarted,
+    /// a transport closed by [`Client::close`]); `None` while it is usable. A pool polls this to
+    /// learn that a connection needs replacing without sending anything.
+    pub fn closed(&self) -> Option<String> {
+        self.inner.engine.closed_error().map(|e| e.to_string())
+    }
+
     /// Closes the connection (stdio: the child is stopped; legacy HTTP: the session deleted).
     pub async fn close(&self) {
         self.inner.engine.transport.close().await;

@@ -123,6 +123,7 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {}: {m}", params.name))
             }
             Run::Done(Err(Rejection::Internal(m))) => return Err(internal(m)),
+            Run::Done(Err(Rejection::Protocol(e))) => return Err(Failure::after_dispatch(e)),
             Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => {
                 cancel.cancel();
@@ -193,6 +194,9 @@ impl Server {
             Run::Done(Ok(contents)) => contents,
             Run::Done(Err(ReadFailure::NotFound)) => return Err(resource_not_found(ctx, &params.uri)),
             Run::Done(Err(ReadFailure::Failed(m))) => return Err(internal(m)),
+            Run::Done(Err(ReadFailure::Rejected(Rejection::Protocol(e)))) => {
+                return Err(Failure::after_dispatch(e));
+            }
             Run::Done(Err(ReadFailure::Rejected(r))) => return Err(internal(r.to_string())),
             Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => return Err(internal("reading the resource timed out")),
@@ -255,6 +259,9 @@ impl Server {
             }
             Run::Done(Err(PromptFailure::Rejected(Rejection::Internal(m)) | PromptFailure::Failed(m))) => {
                 Err(internal(m))
+            }
+            Run::Done(Err(PromptFailure::Rejected(Rejection::Protocol(e)))) => {
+                Err(Failure::after_dispatch(e))
             }
             Run::Interrupted => self.input_required(ctx, &asks),
             Run::TimedOut => Err(internal("the prompt timed out")),

@@ -38,6 +38,10 @@ macro_rules! finish {
                 if how.modern {
                     self.result_type = Some(ResultType::Complete);
                     meta(&mut self.meta).server_info = Some(how.info.clone());
+                } else {
+                    // `resultType` is a 2026-07-28 member: a result a handler passed on from a
+                    // modern server (a gateway's) must not carry it to a legacy client.
+                    self.result_type = None;
                 }
             }
         }

@@ -178,6 +178,19 @@ impl Tools {
         self.insert(def, run, true)
     }
 
+    /// Adds a tool whose handler passes the call on to another server (a gateway's): like
+    /// [`Tools::add_dyn`], but the handler may fail the request itself — with
+    /// [`Rejection::Protocol`], the JSON-RPC error to answer with (the other server's own, say),
+    /// kept apart from a tool error (`isError` in the result it returns).
+    pub fn add_proxy<F, Fut>(self, def: Tool, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<mcp_types::CallToolResult, Rejection>> + Send + 'static,
+    {
+        let run: ErasedTool = Arc::new(move |call: Call| Box::pin(handler(call)));
+        self.insert(def, run, true)
+    }
+
     fn insert(mut self, mut def: Tool, run: ErasedTool, untrusted: bool) -> Self {
         if let Err(e) = check_name("tool", &def.name) {
             self.errors.push(e);
@@ -241,6 +254,15 @@ impl Tools {
         self.index.insert(def.name.clone(), self.entries.len());
         self.entries.push(Arc::new(ToolEntry { def, input, output, listed, headers, run }));
         self
+    }
+
+    /// Takes the registration problems found so far (a name refused, a schema that does not
+    /// compile): the entries concerned were left out of the table. For a table built from
+    /// definitions the program does not control (a gateway's), so that one bad entry can be
+    /// reported and the rest served; [`Server::set_tools`](crate::Server::set_tools) refuses a
+    /// table that still holds problems.
+    pub fn take_errors(&mut self) -> Vec<RegistrationError> {
+        std::mem::take(&mut self.errors)
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {

@@ -1,0 +1,164 @@
+//! Building the gateway server's tables from the upstreams' catalogs: every item under its
+//! downstream name, routed to its owner; what could not be served reported, never dropped
+//! silently.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use mcp_server::{Prompts, Resources, Tools};
+use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
+
+use crate::config::Settings;
+use crate::forward;
+use crate::naming::{self, Conflict, Memory, Offer};
+use crate::status::LeftOut;
+use crate::upstream::{Catalog, Upstream};
+
+/// The memories of the naming, kept across aggregations.
+#[derive(Debug, Default)]
+pub(crate) struct Memories {
+    tools: Memory,
+    prompts: Memory,
+}
+
+/// What an aggregation produced; `Eq` on what clients can see, so an aggregation that changed
+/// nothing announces nothing.
+pub(crate) struct Tables {
+    pub(crate) tools: Tools,
+    pub(crate) prompts: Prompts,
+    pub(crate) resources: Resources,
+    pub(crate) seen: Seen,
+    pub(crate) conflicts: Vec<Conflict>,
+    pub(crate) left_out: Vec<LeftOut>,
+}
+
+/// The lists as clients see them, with each entry's owner.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Seen {
+    pub(crate) tools: Vec<(usize, Tool)>,
+    pub(crate) prompts: Vec<(usize, Prompt)>,
+    pub(crate) resources: Vec<(usize, Resource)>,
+    pub(crate) templates: Vec<(usize, ResourceTemplate)>,
+}
+
+fn offers<'a>(
+    upstreams: &'a [Arc<Upstream>],
+    catalogs: &'a [Arc<Catalog>],
+    settings: &'a Settings,
+    names: impl Fn(&'a Catalog) -> Vec<&'a str>,
+) -> Vec<Offer<'a>> {
+    upstreams
+        .iter()
+        .zip(catalogs)
+        .map(|(up, catalog)| Offer {
+            upstream: up.name(),
+            prefix: up.config.prefix.as_deref().unwrap_or(up.name()),
+            policy: up.config.naming.unwrap_or(settings.naming),
+            rename: &up.config.rename,
+            names: names(catalog),
+        })
+        .collect()
+}
+
+/// Aggregates the catalogs of `upstreams` (those not ready offer nothing).
+pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memories: &mut Memories) -> Tables {
+    let catalogs: Vec<Arc<Catalog>> = upstreams.iter().map(|u| u.catalog()).collect();
+    let sep = settings.separator.as_str();
+    let tool_offers =
+        offers(upstreams, &catalogs, settings, |c| c.tools.iter().map(|t| t.name.as_str()).collect());
+    let tool_names = naming::name("tool", &tool_offers, sep, &mut memories.tools);
+    let prompt_offers =
+        offers(upstreams, &catalogs, settings, |c| c.prompts.iter().map(|p| p.name.as_str()).collect());
+    let prompt_names = naming::name("prompt", &prompt_offers, sep, &mut memories.prompts);
+    let mut conflicts = tool_names.conflicts;
+    conflicts.extend(prompt_names.conflicts);
+    let mut left_out = Vec::new();
+    let mut seen = Seen::default();
+
+    let mut tools = Tools::new();
+    for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
+        for (tool, name) in catalog.tools.iter().zip(&tool_names.names[u]) {
+            let Some(name) = name else { continue };
+            let mut def = tool.clone();
+            def.name = name.clone();
+            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone()));
+            let errors = tools.take_errors();
+            if errors.is_empty() {
+                seen.tools.push((u, def));
+            }
+            left_out.extend(
+                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
+            );
+        }
+    }
+
+    let mut prompts = Prompts::new();
+    for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
+        for (prompt, name) in catalog.prompts.iter().zip(&prompt_names.names[u]) {
+            let Some(name) = name else { continue };
+            let mut def = prompt.clone();
+            def.name = name.clone();
+            prompts = prompts.add_dyn(def.clone(), forward::prompt(up.clone(), prompt.name.clone()));
+            let errors = prompts.take_errors();
+            if errors.is_empty() {
+                seen.prompts.push((u, def));
+            }
+            left_out.extend(
+                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
+            );
+        }
+    }
+
+    // Resources keep their URIs (clients and models quote them). A URI or template a second
+    // upstream offers too is served namespaced for that upstream — `{prefix}+{uri}`, a valid
+    // URI whose scheme names the upstream — and taken back off on the way up.
+    let mut resources = Resources::new();
+    let mut uris: HashSet<String> = HashSet::new();
+    let mut templates: HashSet<String> = HashSet::new();
+    for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
+        let prefix: Arc<str> = Arc::from(up.config.prefix.as_deref().unwrap_or(up.name()));
+        for resource in &catalog.resources {
+            let mut def = resource.clone();
+            let namespace = if uris.contains(&def.uri) {
+                def.uri = forward::namespaced(&prefix, &def.uri);
+                Some(prefix.clone())
+            } else {
+                None
+            };
+            if !uris.insert(def.uri.clone()) {
+                tracing::warn!(upstream = up.name(), uri = %def.uri, "resource listed twice; the second is left out");
+                continue;
+            }
+            resources = resources.add_dyn(def.clone(), forward::read(up.clone(), namespace));
+            let errors = resources.take_errors();
+            if errors.is_empty() {
+                seen.resources.push((u, def));
+            }
+            left_out.extend(
+                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
+            );
+        }
+        for template in &catalog.templates {
+            let mut def = template.clone();
+            let namespace = if templates.contains(&def.uri_template) {
+                def.uri_template = forward::namespaced(&prefix, &def.uri_template);
+                Some(prefix.clone())
+            } else {
+                None
+            };
+            if !templates.insert(def.uri_template.clone()) {
+                tracing::warn!(upstream = up.name(), template = %def.uri_template, "template listed twice; the second is left out");
+                continue;
+            }
+            resources = resources.template_dyn(def.clone(), forward::read(up.clone(), namespace));
+            let errors = resources.take_errors();
+            if errors.is_empty() {
+                seen.templates.push((u, def));
+            }
+            left_out.extend(
+                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
+            );
+        }
+    }
+    Tables { tools, prompts, resources, seen, conflicts, left_out }
+}

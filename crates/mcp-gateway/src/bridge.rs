@@ -1,0 +1,171 @@
+//! Passing an upstream's questions (elicitation, sampling, roots) on to the downstream caller
+//! whose request caused them, in whatever era each side speaks.
+//!
+//! The downstream side is mcp-server's [`Peer`]: a legacy downstream session gets a real
+//! server→client request; a modern (2026-07-28) downstream request ends with
+//! `input_required`, and its retry runs the forwarding again, this time with the answer at
+//! hand. Every question is keyed by a digest of its content, so the retry finds the answer to
+//! the same question however the upstream numbered it.
+//!
+//! The upstream side is mcp-client's handlers. A modern upstream's `input_required` is
+//! answered inside the forwarding call itself (the handlers run in its task: the task-local
+//! [`DOWNSTREAM`] names the caller). A legacy upstream asks with a request of its own, which
+//! mcp-client answers in a task of its own: the caller is then the one downstream request in
+//! flight through that upstream that can be asked; with several, the question is refused
+//! rather than put to the wrong user.
+
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Weak};
+
+use mcp_client::Handlers;
+use mcp_server::{AskError, Peer};
+use mcp_types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ErrorObject, ListRootsResult,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::upstream::Upstream;
+
+tokio::task_local! {
+    /// The downstream request the current forwarding runs for.
+    pub(crate) static DOWNSTREAM: Arc<Downstream>;
+}
+
+/// A downstream request that may be asked questions.
+pub(crate) struct Downstream {
+    peer: Peer,
+    /// Cancelled when the forwarding ends (its future completed or was dropped): a question
+    /// still waiting for this caller is then abandoned.
+    gone: CancellationToken,
+    /// Notified when a question was put to the downstream request from another task.
+    pub(crate) asked: tokio::sync::Notify,
+}
+
+impl Downstream {
+    pub(crate) fn new(peer: Peer) -> Arc<Downstream> {
+        Arc::new(Downstream { peer, gone: CancellationToken::new(), asked: tokio::sync::Notify::new() })
+    }
+}
+
+/// Registers a downstream request with its upstream for the forwarding's duration.
+pub(crate) struct Registration {
+    upstream: Arc<Upstream>,
+    downstream: Arc<Downstream>,
+}
+
+impl Registration {
+    pub(crate) fn new(upstream: Arc<Upstream>, downstream: Arc<Downstream>) -> Registration {
+        upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner()).push(downstream.clone());
+        Registration { upstream, downstream }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.downstream.gone.cancel();
+        let mut list = self.upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner());
+        list.retain(|d| !Arc::ptr_eq(d, &self.downstream));
+    }
+}
+
+/// The downstream request a question from `upstream` belongs to.
+fn caller(upstream: &Weak<Upstream>) -> Result<Arc<Downstream>, ErrorObject> {
+    if let Ok(current) = DOWNSTREAM.try_with(Arc::clone) {
+        return Ok(current);
+    }
+    let Some(upstream) = upstream.upgrade() else {
+        return Err(ErrorObject::internal("the gateway is closing"));
+    };
+    let list = upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner());
+    match list.as_slice() {
+        [only] => Ok(only.clone()),
+        [] => Err(ErrorObject::internal(
+            "the gateway has no request in flight for this server whose client could answer",
+        )),
+        _ => Err(ErrorObject::internal(format!(
+            "the gateway cannot tell which of its {} requests in flight to this server the question belongs to",
+            list.len()
+        ))),
+    }
+}
+
+fn key(kind: &str, params: &impl serde::Serialize) -> String {
+    let text = serde_json::to_string(params).unwrap_or_default();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    format!("gw-{kind}-{:016x}", hasher.finish())
+}
+
+fn refused(error: AskError) -> ErrorObject {
+    match error {
+        AskError::Rejected(error) => error,
+        AskError::Unsupported(what) => ErrorObject::new(
+            mcp_types::code::METHOD_NOT_FOUND,
+            format!("the gateway's client does not support {what}"),
+        ),
+        other => ErrorObject::internal(other.to_string()),
+    }
+}
+
+async fn ask<T>(
+    downstream: Arc<Downstream>,
+    question: impl Future<Output = Result<T, AskError>>,
+) -> Result<T, ErrorObject> {
+    let mut question = std::pin::pin!(question);
+    // The first poll puts the question to the downstream request (a modern one records it and
+    // stays pending for good). When that happens outside the forwarding's own task (a legacy
+    // upstream's request, answered in mcp-client's task), the forwarding is woken so that
+    // mcp-server sees the question and answers `input_required`.
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(question.as_mut().poll(cx))).await;
+    if let std::task::Poll::Ready(answer) = first {
+        return answer.map_err(refused);
+    }
+    downstream.asked.notify_one();
+    tokio::select! {
+        answer = question => answer.map_err(refused),
+        () = downstream.gone.cancelled() => Err(ErrorObject::internal("the request that caused this question has ended")),
+    }
+}
+
+/// The handlers of every upstream connection.
+pub(crate) fn handlers(upstream: Weak<Upstream>) -> Handlers {
+    let (u1, u2, u3) = (upstream.clone(), upstream.clone(), upstream);
+    Handlers::default()
+        .on_elicit(true, move |params: ElicitRequestParams| {
+            let caller = caller(&u1);
+            async move {
+                let downstream = caller?;
+                let peer = downstream.peer.clone();
+                match params {
+                    ElicitRequestParams::Form(form) => {
+                        let k = key("elicit", &form);
+                        ask(downstream, peer.elicit(&k, form)).await
+                    }
+                    ElicitRequestParams::Url(url) => {
+                        let k = key("elicit-url", &url);
+                        ask(downstream, peer.elicit_url(&k, url)).await
+                    }
+                    _ => Err(ErrorObject::invalid_params("an elicitation mode the gateway does not know")),
+                }
+            }
+        })
+        .on_sample(move |params: CreateMessageRequestParams| {
+            let caller = caller(&u2);
+            async move {
+                let downstream = caller?;
+                let peer = downstream.peer.clone();
+                let k = key("sample", &params);
+                let answer: Result<CreateMessageResult, _> = ask(downstream, peer.sample(&k, params)).await;
+                answer
+            }
+        })
+        .on_roots(false, move || {
+            let caller = caller(&u3);
+            async move {
+                let downstream = caller?;
+                let peer = downstream.peer.clone();
+                let answer: Result<ListRootsResult, _> = ask(downstream, peer.roots("gw-roots")).await;
+                answer
+            }
+        })
+}

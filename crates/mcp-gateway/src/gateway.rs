@@ -1,0 +1,278 @@
+//! The gateway: upstreams started from a configuration, their catalogs aggregated into one
+//! mcp-server [`Server`] that any mcpkit transport serves, kept current as upstreams change,
+//! come and go, and the configuration is reloaded.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use mcp_server::{Server, ServerConfig};
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::aggregate::{self, Memories, Seen, Tables};
+use crate::config::{GatewayConfig, Settings, Start, UpstreamConfig};
+use crate::naming::Conflict;
+use crate::status::{LeftOut, Status};
+use crate::upstream::{Events, Upstream};
+
+/// How long changes are gathered before one aggregation covers them all.
+const SETTLE: Duration = Duration::from_millis(20);
+/// Resource updates waiting to be announced.
+const UPDATES_QUEUE: usize = 1024;
+
+/// Why the gateway could not start, or a reload was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatewayError {
+    /// Two upstreams offer the same name and the naming policy gives both that name (`never`,
+    /// or a rename onto a taken name).
+    #[error("name conflicts: {}", describe(.0))]
+    Conflicts(Vec<Conflict>),
+    /// The gateway's own server could not be built.
+    #[error("{0}")]
+    Server(String),
+}
+
+fn describe(conflicts: &[Conflict]) -> String {
+    conflicts
+        .iter()
+        .map(|c| format!("{} {:?} is offered by {} and {}", c.kind, c.name, c.kept, c.left_out))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+struct Inner {
+    server: Server,
+    settings: ArcSwap<Settings>,
+    upstreams: ArcSwap<Vec<Arc<Upstream>>>,
+    memories: Mutex<Memories>,
+    seen: Mutex<Seen>,
+    report: Mutex<(Vec<Conflict>, Vec<LeftOut>)>,
+    events: Events,
+    closed: CancellationToken,
+    /// One aggregation or reload at a time.
+    applying: tokio::sync::Mutex<()>,
+}
+
+/// A running gateway. Cheap to clone.
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").field("upstreams", &self.inner.upstreams.load().len()).finish()
+    }
+}
+
+fn server_config(config: &GatewayConfig) -> ServerConfig {
+    // A forwarded call may take as long as its upstream's timeout; the gateway's own limit
+    // must not cut it shorter.
+    let longest = config.upstreams.iter().map(|u| u.request_timeout).max().unwrap_or_default();
+    ServerConfig::default().with_tool_timeout(longest.max(Duration::from_secs(60)) + Duration::from_secs(5))
+}
+
+impl Gateway {
+    /// Starts every upstream of `config`, waits for the eager ones to be ready or to have
+    /// failed (each within its start timeout), and aggregates what they offer. Fails when the
+    /// naming gives two items the same name.
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        let server = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
+            .title("mcpkit gateway")
+            .serve_tools(true)
+            .serve_prompts(true)
+            .serve_resources(true)
+            .config(server_config(&config))
+            .build()
+            .map_err(|e| GatewayError::Server(e.to_string()))?;
+        let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
+        let events = Events { changed: Arc::new(Notify::new()), updates };
+        let upstreams: Vec<Arc<Upstream>> =
+            config.upstreams.iter().map(|c| Upstream::start(c.clone(), events.clone())).collect();
+        settle(&upstreams).await;
+        let gateway = Gateway {
+            inner: Arc::new(Inner {
+                server,
+                settings: ArcSwap::from_pointee(config.settings.clone()),
+                upstreams: ArcSwap::from_pointee(upstreams),
+                memories: Mutex::new(Memories::default()),
+                seen: Mutex::new(Seen::default()),
+                report: Mutex::new((Vec::new(), Vec::new())),
+                events,
+                closed: CancellationToken::new(),
+                applying: tokio::sync::Mutex::new(()),
+            }),
+        };
+        let tables = gateway.tables(&gateway.inner.upstreams.load(), &config.settings);
+        let fatal = fatal_conflicts(&tables.conflicts);
+        if !fatal.is_empty() {
+            gateway.close().await;
+            return Err(GatewayError::Conflicts(fatal));
+        }
+        gateway.apply(tables);
+        tokio::spawn(watch(Arc::downgrade(&gateway.inner), updated));
+        Ok(gateway)
+    }
+
+    /// The server to serve (over stdio, Streamable HTTP or HTTP+SSE).
+    pub fn server(&self) -> Server {
+        self.inner.server.clone()
+    }
+
+    /// The gateway's status: each upstream's state and counters, conflicts, entries left out.
+    pub fn status(&self) -> Status {
+        let upstreams = self.inner.upstreams.load();
+        let (conflicts, left_out) = self.inner.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let seen = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
+        Status {
+            upstreams: upstreams.iter().map(|u| u.status()).collect(),
+            conflicts,
+            left_out,
+            tools: seen.tools.len(),
+            prompts: seen.prompts.len(),
+            resources: seen.resources.len(),
+            resource_templates: seen.templates.len(),
+        }
+    }
+
+    /// Applies a new configuration: upstreams whose configuration is unchanged keep running
+    /// (and their connections); new and changed ones are started; removed ones are closed.
+    /// Refused — with everything left as it was — when the new naming gives two items one
+    /// name.
+    pub async fn reload(&self, config: GatewayConfig) -> Result<(), GatewayError> {
+        let _applying = self.inner.applying.lock().await;
+        let current = self.inner.upstreams.load_full();
+        let by_name: HashMap<&str, &Arc<Upstream>> = current.iter().map(|u| (u.name(), u)).collect();
+        let mut next = Vec::with_capacity(config.upstreams.len());
+        let mut started = Vec::new();
+        for c in &config.upstreams {
+            match by_name.get(c.name.as_str()) {
+                Some(existing) if same(&existing.config, c) => next.push((*existing).clone()),
+                _ => {
+                    let up = Upstream::start(c.clone(), self.inner.events.clone());
+                    started.push(up.clone());
+                    next.push(up);
+                }
+            }
+        }
+        settle(&started).await;
+        let tables = self.tables(&next, &config.settings);
+        let fatal = fatal_conflicts(&tables.conflicts);
+        if !fatal.is_empty() {
+            for up in started {
+                up.close().await;
+            }
+            return Err(GatewayError::Conflicts(fatal));
+        }
+        let kept: Vec<&Arc<Upstream>> = next.iter().collect();
+        let retired: Vec<Arc<Upstream>> =
+            current.iter().filter(|u| !kept.iter().any(|k| Arc::ptr_eq(k, u))).cloned().collect();
+        self.inner.settings.store(Arc::new(config.settings));
+        self.inner.upstreams.store(Arc::new(next));
+        self.apply(tables);
+        for up in retired {
+            up.close().await;
+        }
+        tracing::info!("configuration reloaded");
+        Ok(())
+    }
+
+    /// Closes every upstream (stdio children stopped and reaped) and ends the subscriptions
+    /// of connected clients.
+    pub async fn close(&self) {
+        self.inner.closed.cancel();
+        let upstreams = self.inner.upstreams.load_full();
+        for up in upstreams.iter() {
+            up.close().await;
+        }
+        self.inner.server.shutdown();
+    }
+
+    fn tables(&self, upstreams: &[Arc<Upstream>], settings: &Settings) -> Tables {
+        let mut memories = self.inner.memories.lock().unwrap_or_else(|e| e.into_inner());
+        aggregate::aggregate(upstreams, settings, &mut memories)
+    }
+
+    /// Serves `tables`, announcing only the lists that changed.
+    fn apply(&self, tables: Tables) {
+        let Tables { tools, prompts, resources, seen, conflicts, left_out } = tables;
+        for c in &conflicts {
+            tracing::warn!(kind = c.kind, name = %c.name, kept = %c.kept, left_out = %c.left_out, "name conflict: the second upstream's entry is left out");
+        }
+        for l in &left_out {
+            tracing::warn!(upstream = %l.upstream, "left out: {}", l.reason);
+        }
+        *self.inner.report.lock().unwrap_or_else(|e| e.into_inner()) = (conflicts, left_out);
+        let mut old = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let server = &self.inner.server;
+        // The tables hold no registration problem any more (taken entry by entry).
+        if old.tools != seen.tools {
+            let _ = server.set_tools(tools);
+        }
+        if old.prompts != seen.prompts {
+            let _ = server.set_prompts(prompts);
+        }
+        if old.resources != seen.resources || old.templates != seen.templates {
+            let _ = server.set_resources(resources);
+        }
+        *old = seen;
+    }
+
+    async fn reaggregate(&self) {
+        let _applying = self.inner.applying.lock().await;
+        let upstreams = self.inner.upstreams.load_full();
+        let settings = self.inner.settings.load_full();
+        let tables = self.tables(&upstreams, &settings);
+        self.apply(tables);
+    }
+}
+
+/// Whether two configurations of an upstream are the same connection.
+fn same(a: &UpstreamConfig, b: &UpstreamConfig) -> bool {
+    a == b
+}
+
+/// The conflicts that make a start or a reload fail: tools and prompts (resources keep their
+/// URIs, so a clash between two upstreams is reported, not fatal).
+fn fatal_conflicts(conflicts: &[Conflict]) -> Vec<Conflict> {
+    conflicts.iter().filter(|c| c.kind == "tool" || c.kind == "prompt").cloned().collect()
+}
+
+/// Waits until every eager upstream of `upstreams` is ready or has failed.
+async fn settle(upstreams: &[Arc<Upstream>]) {
+    let waits = upstreams.iter().filter(|u| u.config.start == Start::Eager).map(|u| u.wait_ready());
+    let mut set = tokio::task::JoinSet::new();
+    for (i, _) in waits.enumerate() {
+        let up = upstreams.iter().filter(|u| u.config.start == Start::Eager).nth(i).cloned();
+        if let Some(up) = up {
+            set.spawn(async move { up.wait_ready().await });
+        }
+    }
+    while set.join_next().await.is_some() {}
+}
+
+/// Re-aggregates when an upstream changed, and announces resource updates, until the gateway
+/// closes.
+async fn watch(inner: std::sync::Weak<Inner>, mut updated: mpsc::Receiver<String>) {
+    let Some((changed, closed)) = inner.upgrade().map(|i| (i.events.changed.clone(), i.closed.clone()))
+    else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            () = closed.cancelled() => return,
+            () = changed.notified() => {
+                tokio::time::sleep(SETTLE).await;
+                let Some(inner) = inner.upgrade() else { return };
+                Gateway { inner }.reaggregate().await;
+            }
+            uri = updated.recv() => {
+                let (Some(uri), Some(inner)) = (uri, inner.upgrade()) else { return };
+                inner.server.resource_updated(&uri);
+            }
+        }
+    }
+}

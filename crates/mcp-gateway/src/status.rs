@@ -1,0 +1,134 @@
+//! What the gateway reports about itself: each upstream's state and counters, the conflicts
+//! of its naming, and the entries it had to leave out.
+
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use crate::naming::Conflict;
+
+/// Where an upstream is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpstreamState {
+    /// A lazy upstream nobody has needed yet.
+    Idle,
+    /// Connecting and listing.
+    Starting,
+    /// Serving.
+    Ready,
+    /// Failed; reconnecting with backoff. Its entries are left out of every list.
+    Down,
+    /// Closed with the gateway (or removed by a reload).
+    Closed,
+}
+
+impl UpstreamState {
+    /// The state as written in the status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamState::Idle => "idle",
+            UpstreamState::Starting => "starting",
+            UpstreamState::Ready => "ready",
+            UpstreamState::Down => "down",
+            UpstreamState::Closed => "closed",
+        }
+    }
+}
+
+/// One upstream's status.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct UpstreamStatus {
+    /// Its name in the configuration.
+    pub name: String,
+    /// `stdio`, `http` or `sse`.
+    pub transport: String,
+    /// Its state.
+    pub state: UpstreamState,
+    /// The protocol revision in use, when connected.
+    pub protocol_version: Option<String>,
+    /// The server's name and version, when connected and given.
+    pub server: Option<String>,
+    /// How many tools it offers (0 unless ready).
+    pub tools: usize,
+    /// How many prompts.
+    pub prompts: usize,
+    /// How many resources.
+    pub resources: usize,
+    /// How many resource templates.
+    pub resource_templates: usize,
+    /// The last failure (connect, listing or transport).
+    pub last_error: Option<String>,
+    /// When it happened (RFC 3339, UTC).
+    pub last_error_at: Option<String>,
+    /// Successful connects (more than one: it was reconnected).
+    pub connects: u64,
+    /// Requests forwarded.
+    pub requests: u64,
+    /// Requests that failed for a reason other than the upstream's own JSON-RPC error.
+    pub failures: u64,
+    /// Requests in flight now.
+    pub in_flight: usize,
+}
+
+/// An upstream entry the gateway could not serve (an invalid name or schema).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    /// The upstream.
+    pub upstream: String,
+    /// Why, naming the entry.
+    pub reason: String,
+}
+
+/// The gateway's status (`mcpkit gateway`'s `/status`).
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Status {
+    /// Every upstream, in configuration order.
+    pub upstreams: Vec<UpstreamStatus>,
+    /// Names two upstreams wanted; the second's entry is left out.
+    pub conflicts: Vec<Conflict>,
+    /// Entries left out for being invalid.
+    pub left_out: Vec<LeftOut>,
+    /// Tools served.
+    pub tools: usize,
+    /// Prompts served.
+    pub prompts: usize,
+    /// Resources served.
+    pub resources: usize,
+    /// Resource templates served.
+    pub resource_templates: usize,
+}
+
+/// `at` as RFC 3339 in UTC, to the second.
+pub(crate) fn rfc3339(at: SystemTime) -> String {
+    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(super::rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_300_000);
+        assert_eq!(super::rfc3339(at), "2026-12-03T12:13:20Z");
+        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(super::rfc3339(leap), "2000-02-29T00:00:00Z");
+    }
+}

@@ -1,0 +1,63 @@
+//! Opening a connection to an upstream through mcp-client: the transport from the
+//! configuration, the gateway's identity, and the handlers that pass the upstream's questions
+//! on to the downstream caller.
+
+use std::str::FromStr;
+use std::sync::Weak;
+
+use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
+use mcp_client::transport::stdio::StdioCommand;
+use mcp_client::{Client, ClientBuilder, ClientError, EraCache};
+use mcp_types::ProtocolVersion;
+
+use super::Upstream;
+use crate::bridge;
+use crate::config::{Transport, UpstreamConfig};
+
+/// The client's name towards upstreams.
+pub(crate) const CLIENT_NAME: &str = "mcpkit-gateway";
+
+fn builder(config: &UpstreamConfig, upstream: Weak<Upstream>) -> Result<ClientBuilder, ClientError> {
+    let mut builder = ClientBuilder::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"))
+        .handlers(bridge::handlers(upstream))
+        .request_timeout(Some(config.request_timeout))
+        .probe_timeout(config.start_timeout)
+        // Each upstream's era is its own: never learnt from another connection to the same URL.
+        .era_cache(EraCache::new())
+        // The gateway's own server validates what it serves against the schemas it lists.
+        .validate_output(false, Default::default());
+    if let Some(version) = &config.protocol_version {
+        let version = ProtocolVersion::parse(version)
+            .ok_or_else(|| ClientError::Unsupported(format!("unknown protocol version {version:?}")))?;
+        builder = builder.pin_version(version);
+    }
+    Ok(builder)
+}
+
+/// Connects to `config`'s server (spawning it, for stdio) and completes the handshake.
+pub(crate) async fn connect(
+    config: &UpstreamConfig,
+    upstream: Weak<Upstream>,
+) -> Result<Client, ClientError> {
+    let builder = builder(config, upstream)?;
+    match &config.transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut cmd = StdioCommand::new(command).args(args).envs(env).name(config.name.clone());
+            if let Some(cwd) = cwd {
+                cmd = cmd.current_dir(cwd);
+            }
+            builder.connect_stdio(cmd).await
+        }
+        Transport::Http { url, headers } | Transport::Sse { url, headers } => {
+            let mut http = HttpConfig::new(url.clone());
+            for (name, value) in headers {
+                let name = HeaderName::from_str(name)
+                    .map_err(|e| ClientError::Unsupported(format!("header name {name:?}: {e}")))?;
+                let value = HeaderValue::from_str(value)
+                    .map_err(|e| ClientError::Unsupported(format!("the value of header {name}: {e}")))?;
+                http = http.header(name, value);
+            }
+            builder.connect_http(http).await
+        }
+    }
+}

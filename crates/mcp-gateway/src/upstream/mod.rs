@@ -1,0 +1,455 @@
+//! One upstream server: its connection, its lifecycle and its health.
+//!
+//! A supervisor task per upstream owns the connection: it connects (eagerly, or on the first
+//! request for a lazy upstream) within the start timeout, lists what the server offers, then
+//! watches it — change notifications refresh the lists; a transport that closed (a stdio
+//! child that exited) or a request that failed on the transport makes it reconnect. Failed
+//! connects are retried with exponential backoff and equal jitter (1 s doubling to 30 s).
+//! Requests never wait for a down upstream: they fail at once with an error naming it and its
+//! last failure. Closing the upstream closes the client, which stops a stdio child's process
+//! group and reaps it.
+
+mod catalog;
+pub(crate) mod connect;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use mcp_client::{Client, ClientError, SubscriptionEvent};
+use mcp_types::{ErrorObject, ServerNotification, SubscriptionFilter};
+use tokio::sync::{Notify, Semaphore, watch};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use catalog::{Catalog, Stale};
+
+use crate::bridge::Downstream;
+use crate::config::{Start, UpstreamConfig};
+use crate::status::{UpstreamState, UpstreamStatus};
+
+/// How often a ready upstream's transport is checked for having closed.
+const CLOSED_POLL: Duration = Duration::from_millis(200);
+/// The first wait before reconnecting after a failure, and the longest.
+const BACKOFF_START: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// Where an upstream is in its life, with its client when it has one.
+#[derive(Clone)]
+struct Life {
+    state: UpstreamState,
+    client: Option<Client>,
+}
+
+/// How the gateway hears from its upstreams: `changed` when an upstream's lists or its
+/// availability changed (notifications coalesce: one aggregation covers many changes), and the
+/// URIs of `notifications/resources/updated` (bounded; beyond it an update is dropped, logged).
+#[derive(Clone)]
+pub(crate) struct Events {
+    pub(crate) changed: Arc<Notify>,
+    pub(crate) updates: tokio::sync::mpsc::Sender<String>,
+}
+
+impl Events {
+    fn changed(&self) {
+        self.changed.notify_one();
+    }
+}
+
+/// One upstream.
+pub(crate) struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    life: watch::Sender<Life>,
+    catalog: ArcSwap<Catalog>,
+    /// Set when a lazy upstream is first needed.
+    wanted: Notify,
+    /// Set when a request failed on the transport: check the connection now.
+    trouble: Notify,
+    slots: Semaphore,
+    closed: CancellationToken,
+    events: Events,
+    last_error: Mutex<Option<(String, SystemTime)>>,
+    connects: AtomicU64,
+    requests: AtomicU64,
+    failures: AtomicU64,
+    in_flight: AtomicUsize,
+    /// Downstream requests in flight through this upstream that could be asked a question.
+    pub(crate) downstreams: Mutex<Vec<Arc<Downstream>>>,
+}
+
+impl Upstream {
+    /// Creates the upstream and starts its supervisor.
+    pub(crate) fn start(config: UpstreamConfig, events: Events) -> Arc<Upstream> {
+        let state = if config.start == Start::Lazy { UpstreamState::Idle } else { UpstreamState::Starting };
+        let upstream = Arc::new(Upstream {
+            slots: Semaphore::new(config.max_concurrency),
+            config,
+            life: watch::Sender::new(Life { state, client: None }),
+            catalog: ArcSwap::from_pointee(Catalog::default()),
+            wanted: Notify::new(),
+            trouble: Notify::new(),
+            closed: CancellationToken::new(),
+            events,
+            last_error: Mutex::new(None),
+            connects: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            in_flight: AtomicUsize::new(0),
+            downstreams: Mutex::new(Vec::new()),
+        });
+        tokio::spawn(supervise(upstream.clone()));
+        upstream
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The lists as last fetched; empty while the upstream is not ready.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        if self.life.borrow().state == UpstreamState::Ready {
+            self.catalog.load_full()
+        } else {
+            Arc::default()
+        }
+    }
+
+    /// Waits until the upstream is ready (at most its start timeout) — false when it is not.
+    pub(crate) async fn wait_ready(&self) -> bool {
+        self.ready_client().await.is_ok()
+    }
+
+    /// The client, once the upstream is ready: a lazy upstream is started and waited for (at
+    /// most its start timeout); a down upstream fails at once.
+    async fn ready_client(&self) -> Result<Client, ErrorObject> {
+        let mut life = self.life.subscribe();
+        let wait = async {
+            loop {
+                let current = life.borrow_and_update().clone();
+                match current.state {
+                    UpstreamState::Ready => {
+                        if let Some(client) = current.client {
+                            return Ok(client);
+                        }
+                    }
+                    UpstreamState::Idle => self.wanted.notify_one(),
+                    UpstreamState::Starting => {}
+                    UpstreamState::Down | UpstreamState::Closed => return Err(self.unavailable()),
+                }
+                if life.changed().await.is_err() {
+                    return Err(self.unavailable());
+                }
+            }
+        };
+        match tokio::time::timeout(self.config.start_timeout, wait).await {
+            Ok(result) => result,
+            Err(_) => Err(self.unavailable()),
+        }
+    }
+
+    fn unavailable(&self) -> ErrorObject {
+        let last = self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let state = self.life.borrow().state;
+        let why = match last {
+            Some((error, _)) => format!(": {error}"),
+            None => String::new(),
+        };
+        ErrorObject::internal(format!("upstream {} is unavailable ({}){why}", self.name(), state.as_str()))
+            .with_data(serde_json::json!({"upstream": self.name(), "state": state.as_str()}))
+    }
+
+    /// Runs one request on the upstream: waits for it to be ready, takes one of its
+    /// concurrency slots (waiting at most the request timeout), and counts the outcome. A
+    /// failure of the transport makes the supervisor check the connection.
+    pub(crate) async fn run<T, F, Fut>(&self, request: F) -> Result<T, ErrorObject>
+    where
+        F: FnOnce(Client) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        let client = self.ready_client().await?;
+        let Ok(Ok(_permit)) = tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
+        else {
+            return Err(ErrorObject::internal(format!(
+                "upstream {} is busy: {} requests in flight, its limit, for longer than its timeout",
+                self.name(),
+                self.config.max_concurrency
+            )));
+        };
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        let _in_flight = Decrement(&self.in_flight);
+        match request(client).await {
+            Ok(value) => Ok(value),
+            Err(ClientError::Protocol(error)) => Err(error),
+            Err(error) => {
+                self.failures.fetch_add(1, Ordering::Relaxed);
+                if matches!(error, ClientError::Transport { .. }) {
+                    self.record_error(&error.to_string());
+                    self.trouble.notify_one();
+                }
+                Err(upstream_error(self.name(), &error))
+            }
+        }
+    }
+
+    fn record_error(&self, error: &str) {
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((error.to_owned(), SystemTime::now()));
+    }
+
+    fn set_state(&self, state: UpstreamState, client: Option<Client>) {
+        self.life.send_replace(Life { state, client });
+        self.events.changed();
+    }
+
+    /// Stops the supervisor and closes the connection (a stdio child is stopped and reaped).
+    pub(crate) async fn close(&self) {
+        self.closed.cancel();
+        let client = self.life.borrow().client.clone();
+        self.life.send_replace(Life { state: UpstreamState::Closed, client: None });
+        if let Some(client) = client {
+            client.close().await;
+        }
+    }
+
+    pub(crate) fn status(&self) -> UpstreamStatus {
+        let life = self.life.borrow().clone();
+        let catalog = self.catalog();
+        let last = self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        UpstreamStatus {
+            name: self.name().to_owned(),
+            transport: transport_kind(&self.config.transport).to_owned(),
+            state: life.state,
+            protocol_version: life.client.as_ref().map(|c| c.protocol_version().as_str().to_owned()),
+            server: life
+                .client
+                .as_ref()
+                .and_then(|c| c.server_info())
+                .map(|i| format!("{} {}", i.name, i.version)),
+            tools: catalog.tools.len(),
+            prompts: catalog.prompts.len(),
+            resources: catalog.resources.len(),
+            resource_templates: catalog.templates.len(),
+            last_error: last.as_ref().map(|(e, _)| e.clone()),
+            last_error_at: last.map(|(_, at)| crate::status::rfc3339(at)),
+            connects: self.connects.load(Ordering::Relaxed),
+            requests: self.requests.load(Ordering::Relaxed),
+            failures: self.failures.load(Ordering::Relaxed),
+            in_flight: self.in_flight.load(Ordering::Relaxed),
+        }
+    }
+}
+
+fn transport_kind(transport: &crate::config::Transport) -> &'static str {
+    match transport {
+        crate::config::Transport::Stdio { .. } => "stdio",
+        crate::config::Transport::Http { .. } => "http",
+        crate::config::Transport::Sse { .. } => "sse",
+    }
+}
+
+struct Decrement<'a>(&'a AtomicUsize);
+
+impl Drop for Decrement<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The error a downstream caller gets when the upstream could not be reached or did not answer
+/// in time: `-32603`, naming the upstream, with whether the request may have run.
+pub(crate) fn upstream_error(upstream: &str, error: &ClientError) -> ErrorObject {
+    let outcome = match error {
+        ClientError::Transport { outcome, .. } => match outcome {
+            mcp_client::Outcome::NotExecuted => "not executed",
+            _ => "unknown",
+        },
+        ClientError::Timeout(_) => "unknown",
+        _ => "failed",
+    };
+    ErrorObject::internal(format!("upstream {upstream}: {error} (outcome: {outcome})"))
+        .with_data(serde_json::json!({"upstream": upstream, "outcome": outcome}))
+}
+
+/// The wait before the `attempt`-th reconnect (1-based): exponential, capped, with equal
+/// jitter (half fixed, half random) so that many gateways do not reconnect in step.
+fn backoff(attempt: u32) -> Duration {
+    let exp = BACKOFF_START.saturating_mul(1u32 << attempt.saturating_sub(1).min(16)).min(BACKOFF_MAX);
+    let half = exp / 2;
+    let nanos = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
+    let random =
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos() as u64);
+    half + Duration::from_nanos(if nanos == 0 { 0 } else { random % nanos })
+}
+
+async fn supervise(up: Arc<Upstream>) {
+    if up.config.start == Start::Lazy {
+        tokio::select! {
+            () = up.wanted.notified() => {}
+            () = up.closed.cancelled() => return,
+        }
+        up.set_state(UpstreamState::Starting, None);
+    }
+    let mut attempt = 0u32;
+    loop {
+        if up.closed.is_cancelled() {
+            return;
+        }
+        match open(&up).await {
+            Ok((client, catalog)) => {
+                attempt = 0;
+                up.connects.fetch_add(1, Ordering::Relaxed);
+                up.catalog.store(Arc::new(catalog));
+                if up.closed.is_cancelled() {
+                    client.close().await;
+                    return;
+                }
+                up.set_state(UpstreamState::Ready, Some(client.clone()));
+                tracing::info!(upstream = up.name(), version = %client.protocol_version(), "upstream ready");
+                let why = watch_ready(&up, &client).await;
+                if up.closed.is_cancelled() {
+                    client.close().await;
+                    return;
+                }
+                tracing::warn!(upstream = up.name(), "upstream lost: {why}");
+                up.record_error(&why);
+                up.set_state(UpstreamState::Down, None);
+                client.close().await;
+            }
+            Err(error) => {
+                tracing::warn!(upstream = up.name(), "upstream could not be started: {error}");
+                up.record_error(&error);
+                up.set_state(UpstreamState::Down, None);
+            }
+        }
+        attempt += 1;
+        tokio::select! {
+            () = tokio::time::sleep(backoff(attempt)) => {}
+            () = up.closed.cancelled() => return,
+        }
+        up.set_state(UpstreamState::Starting, None);
+    }
+}
+
+/// Connects and lists, within the start timeout.
+async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
+    let weak = Arc::downgrade(up);
+    let opening = async {
+        let client = connect::connect(&up.config, weak).await.map_err(|e| e.to_string())?;
+        match Catalog::default().refresh(&client, Stale::ALL).await {
+            Ok(catalog) => Ok((client, catalog)),
+            Err(e) => {
+                client.close().await;
+                Err(format!("listing failed: {e}"))
+            }
+        }
+    };
+    tokio::select! {
+        opened = tokio::time::timeout(up.config.start_timeout, opening) => opened.unwrap_or_else(|_| {
+            Err(format!("not ready within {} ms", up.config.start_timeout.as_millis()))
+        }),
+        () = up.closed.cancelled() => Err("closed".into()),
+    }
+}
+
+/// Watches a ready upstream until it is lost; returns why.
+async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
+    let caps = client.server_capabilities();
+    let filter = SubscriptionFilter {
+        tools_list_changed: caps.tools.as_ref().and_then(|t| t.list_changed).filter(|&c| c),
+        prompts_list_changed: caps.prompts.as_ref().and_then(|p| p.list_changed).filter(|&c| c),
+        resources_list_changed: caps.resources.as_ref().and_then(|r| r.list_changed).filter(|&c| c),
+        ..Default::default()
+    };
+    // Legacy sessions send list changes as plain notifications (`client.notifications()`);
+    // modern servers only on a `subscriptions/listen` stream.
+    let modern = client.protocol_version().is_modern();
+    let mut subscription = if modern && !filter.is_empty() { client.listen(filter).await.ok() } else { None };
+    let mut notifications = client.notifications();
+    let mut poll = tokio::time::interval(CLOSED_POLL);
+    loop {
+        let stale = tokio::select! {
+            () = up.closed.cancelled() => return "closed".into(),
+            _ = poll.tick() => {
+                if let Some(why) = client.closed() {
+                    return why;
+                }
+                continue;
+            }
+            () = up.trouble.notified() => {
+                if let Some(why) = client.closed() {
+                    return why;
+                }
+                // A request failed on the transport: is the server still there?
+                match tokio::time::timeout(up.config.request_timeout, client.ping()).await {
+                    Ok(Ok(())) | Ok(Err(ClientError::Protocol(_))) => continue,
+                    Ok(Err(e)) => return format!("health check failed: {e}"),
+                    Err(_) => return "health check timed out".into(),
+                }
+            }
+            event = async {
+                match subscription.as_mut() {
+                    Some(s) => s.next().await,
+                    None => std::future::pending().await,
+                }
+            } => match event {
+                Some(SubscriptionEvent::Notification(n)) => changes(up, &n),
+                Some(SubscriptionEvent::Acknowledged(_)) => Stale::default(),
+                Some(SubscriptionEvent::Ended(_)) | None => {
+                    // The stream ended (the server restarted, or closed it): listen again
+                    // after a pause, and list again in case a change was missed.
+                    tokio::time::sleep(BACKOFF_START).await;
+                    if let Some(why) = client.closed() {
+                        return why;
+                    }
+                    let caps = client.server_capabilities();
+                    let filter = SubscriptionFilter {
+                        tools_list_changed: caps.tools.as_ref().and(Some(true)),
+                        prompts_list_changed: caps.prompts.as_ref().and(Some(true)),
+                        resources_list_changed: caps.resources.as_ref().and(Some(true)),
+                        ..Default::default()
+                    };
+                    subscription = client.listen(filter).await.ok();
+                    Stale::ALL
+                }
+                _ => Stale::default(),
+            },
+            n = notifications.recv() => match n {
+                Ok(n) => changes(up, &n),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Stale::ALL,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return "the connection ended".into(),
+            },
+        };
+        if stale.any() {
+            let current = up.catalog.load_full();
+            let refreshed =
+                tokio::time::timeout(up.config.request_timeout, current.refresh(client, stale)).await;
+            match refreshed {
+                Ok(Ok(catalog)) => {
+                    if catalog != *current {
+                        up.catalog.store(Arc::new(catalog));
+                        up.events.changed();
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(upstream = up.name(), "listing after a change failed: {e}"),
+                Err(_) => tracing::warn!(upstream = up.name(), "listing after a change timed out"),
+            }
+        }
+    }
+}
+
+/// What a notification makes stale (and resource updates passed on).
+fn changes(up: &Upstream, notification: &ServerNotification) -> Stale {
+    match notification {
+        ServerNotification::ToolListChanged(_) => Stale { tools: true, ..Default::default() },
+        ServerNotification::PromptListChanged(_) => Stale { prompts: true, ..Default::default() },
+        ServerNotification::ResourceListChanged(_) => Stale { resources: true, ..Default::default() },
+        ServerNotification::ResourceUpdated(p) => {
+            if up.events.updates.try_send(p.uri.clone()).is_err() {
+                tracing::warn!(upstream = up.name(), uri = %p.uri, "resource update dropped: too many waiting");
+            }
+            Stale::default()
+        }
+        _ => Stale::default(),
+    }
+}

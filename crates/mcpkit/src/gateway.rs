@@ -1,0 +1,180 @@
+//! `mcpkit gateway`: one MCP endpoint in front of the servers of a configuration file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use mcp_gateway::Gateway;
+use mcp_gateway::config::{self, GatewayConfig};
+
+use crate::{SHUTDOWN_GRACE, auth, bind_http, signals};
+
+/// How often the configuration file is checked for changes.
+const CONFIG_POLL: Duration = Duration::from_millis(500);
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct GatewayArgs {
+    /// The configuration: the gateway's own TOML (`.toml`), an `mcpServers` JSON file (Claude
+    /// Desktop, Claude Code's `.mcp.json`, Cursor) or VS Code's `mcp.json`. Reloaded when it
+    /// changes, and on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Serve over stdin/stdout (the default).
+    #[arg(long, conflicts_with = "http")]
+    stdio: bool,
+    /// Serve Streamable HTTP (both eras, and HTTP+SSE at /sse) on this address: HOST:PORT, or
+    /// PORT on 127.0.0.1; port 0 picks a free port. `GET /status` reports the upstreams.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Start the upstreams, print the status as JSON and exit: 0 when every eager upstream is
+    /// ready and no name conflicts, 1 otherwise.
+    #[arg(long, conflicts_with_all = ["http", "stdio"])]
+    check: bool,
+    #[command(flatten)]
+    auth: auth::AuthArgs,
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("mcpkit: {message}");
+    ExitCode::from(2)
+}
+
+pub(crate) fn run(args: GatewayArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => return fail(e),
+    };
+    let code = runtime.block_on(async move {
+        let config = match config::load(&args.config) {
+            Ok(config) => config,
+            Err(e) => return fail(e),
+        };
+        let gateway = match Gateway::start(config).await {
+            Ok(gateway) => gateway,
+            Err(e) => return fail(e),
+        };
+        let code = if args.check {
+            check(&gateway)
+        } else if let Some(addr) = &args.http {
+            serve_http(&gateway, &args, addr).await
+        } else {
+            let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
+            let served = gateway.server().serve_stdio().await;
+            reloading.abort();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            }
+        };
+        gateway.close().await;
+        code
+    });
+    // Upstream tasks still winding down are not waited for: their children are already reaped.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    code
+}
+
+fn check(gateway: &Gateway) -> ExitCode {
+    let status = gateway.status();
+    let text = serde_json::to_string_pretty(&status).unwrap_or_default();
+    println!("{text}");
+    let eager_down = status.upstreams.iter().any(|u| u.state == mcp_gateway::UpstreamState::Down);
+    if eager_down || !status.conflicts.is_empty() || !status.left_out.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+async fn serve_http(gateway: &Gateway, args: &GatewayArgs, addr: &str) -> ExitCode {
+    let bound = match bind_http(addr).await {
+        Ok(bound) => bound,
+        Err(e) => return fail(e),
+    };
+    let http = match args.auth.http_config(bound.local_addr()) {
+        Ok(config) => config,
+        Err(e) => return fail(e),
+    };
+    let limits = mcp_http::ConnectionLimits::of(&http);
+    let mcp = mcp_http::McpHttp::new(gateway.server(), http);
+    let status_gateway = gateway.clone();
+    let status = axum::Router::new()
+        .route(
+            "/status",
+            axum::routing::get(move || {
+                let gateway = status_gateway.clone();
+                async move {
+                    let body = serde_json::to_string(&gateway.status()).unwrap_or_default();
+                    ([(axum::http::header::CONTENT_TYPE, "application/json")], body)
+                }
+            }),
+        )
+        // The same Host/Origin rules as the MCP endpoint (no DNS rebinding to read it).
+        .layer(mcp.host_guard_layer());
+    let app = mcp.router().merge(status);
+    eprintln!("listening on http://{}/mcp", bound.local_addr());
+    let mut signals = match signals::Signals::catch() {
+        Ok(signals) => signals,
+        Err(e) => return fail(format!("cannot catch signals: {e}")),
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let reloader = gateway.clone();
+    let path = args.config.clone();
+    let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
+    tokio::spawn(async move {
+        loop {
+            // SIGHUP reloads; SIGINT and SIGTERM stop (a second one at once).
+            if signals.next_number().await == signals::SIGHUP {
+                reload(&reloader, &path).await;
+                continue;
+            }
+            eprintln!(
+                "shutting down: requests in flight have {} s to finish (signal again to stop now)",
+                SHUTDOWN_GRACE.as_secs()
+            );
+            let _ = stop.send(());
+            let again = signals.next_number().await;
+            std::process::exit(128 + again);
+        }
+    });
+    let shutdown = async move {
+        let _ = stopped.await;
+    };
+    let served = mcp_http::serve_app_until(app, bound, limits, shutdown, SHUTDOWN_GRACE).await;
+    reloading.abort();
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+async fn reload(gateway: &Gateway, path: &std::path::Path) {
+    let config: GatewayConfig = match config::load(path) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("mcpkit: reload refused, the running configuration is kept: {e}");
+            return;
+        }
+    };
+    match gateway.reload(config).await {
+        Ok(()) => eprintln!("configuration reloaded from {}", path.display()),
+        Err(e) => eprintln!("mcpkit: reload refused, the running configuration is kept: {e}"),
+    }
+}
+
+fn modified(path: &std::path::Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// Reloads the configuration whenever the file's modification time changes.
+async fn watch_config(gateway: Gateway, path: PathBuf) {
+    let mut last = modified(&path);
+    loop {
+        tokio::time::sleep(CONFIG_POLL).await;
+        let now = modified(&path);
+        if now != last && now.is_some() {
+            last = now;
+            reload(&gateway, &path).await;
+        }
+    }
+}
