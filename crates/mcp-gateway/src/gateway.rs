@@ -12,7 +12,7 @@ use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::aggregate::{self, Memories, Seen, Tables};
-use crate::config::{GatewayConfig, Settings, Start, UpstreamConfig};
+use crate::config::{GatewayConfig, Settings, UpstreamConfig};
 use crate::naming::Conflict;
 use crate::status::{LeftOut, Status};
 use crate::upstream::{Events, Upstream};
@@ -241,15 +241,12 @@ fn fatal_conflicts(conflicts: &[Conflict]) -> Vec<Conflict> {
     conflicts.iter().filter(|c| c.kind == "tool" || c.kind == "prompt").cloned().collect()
 }
 
-/// Waits until every eager upstream of `upstreams` is ready or has failed.
+/// Waits until every upstream of `upstreams` has started (a lazy one: listed) or failed.
 async fn settle(upstreams: &[Arc<Upstream>]) {
-    let waits = upstreams.iter().filter(|u| u.config.start == Start::Eager).map(|u| u.wait_ready());
     let mut set = tokio::task::JoinSet::new();
-    for (i, _) in waits.enumerate() {
-        let up = upstreams.iter().filter(|u| u.config.start == Start::Eager).nth(i).cloned();
-        if let Some(up) = up {
-            set.spawn(async move { up.wait_ready().await });
-        }
+    for up in upstreams {
+        let up = up.clone();
+        set.spawn(async move { up.wait_settled().await });
     }
     while set.join_next().await.is_some() {}
 }

@@ -1,7 +1,8 @@
 //! One upstream server: its connection, its lifecycle and its health.
 //!
 //! A supervisor task per upstream owns the connection: it connects (eagerly, or on the first
-//! request for a lazy upstream) within the start timeout, lists what the server offers, then
+//! request for a lazy upstream — which is connected once at start only to list what it offers,
+//! then closed until used) within the start timeout, lists what the server offers, then
 //! watches it — change notifications refresh the lists; a transport that closed (a stdio
 //! child that exited) or a request that failed on the transport makes it reconnect. Failed
 //! connects are retried with exponential backoff and equal jitter (1 s doubling to 30 s).
@@ -80,7 +81,7 @@ pub(crate) struct Upstream {
 impl Upstream {
     /// Creates the upstream and starts its supervisor.
     pub(crate) fn start(config: UpstreamConfig, events: Events) -> Arc<Upstream> {
-        let state = if config.start == Start::Lazy { UpstreamState::Idle } else { UpstreamState::Starting };
+        let state = UpstreamState::Starting;
         let upstream = Arc::new(Upstream {
             slots: Semaphore::new(config.max_concurrency),
             config,
@@ -105,18 +106,29 @@ impl Upstream {
         &self.config.name
     }
 
-    /// The lists as last fetched; empty while the upstream is not ready.
+    /// The lists as last fetched; empty while the upstream is not ready (or, for a lazy one,
+    /// idle with what it listed when the gateway started).
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        if self.life.borrow().state == UpstreamState::Ready {
+        if matches!(self.life.borrow().state, UpstreamState::Ready | UpstreamState::Idle) {
             self.catalog.load_full()
         } else {
             Arc::default()
         }
     }
 
-    /// Waits until the upstream is ready (at most its start timeout) — false when it is not.
-    pub(crate) async fn wait_ready(&self) -> bool {
-        self.ready_client().await.is_ok()
+    /// Waits until the upstream has started — ready, or idle for a lazy one that listed what it
+    /// offers — or failed, at most its start timeout (and a little more: its own timeout ends
+    /// the start first).
+    pub(crate) async fn wait_settled(&self) {
+        let mut life = self.life.subscribe();
+        let settled = async {
+            while life.borrow_and_update().state == UpstreamState::Starting {
+                if life.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(self.config.start_timeout + Duration::from_secs(1), settled).await;
     }
 
     /// The client, once the upstream is ready: a lazy upstream is started and waited for (at
@@ -283,14 +295,35 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 async fn supervise(up: Arc<Upstream>) {
-    if up.config.start == Start::Lazy {
-        tokio::select! {
-            () = up.wanted.notified() => {}
-            () = up.closed.cancelled() => return,
-        }
-        up.set_state(UpstreamState::Starting, None);
-    }
     let mut attempt = 0u32;
+    if up.config.start == Start::Lazy {
+        // Learn what it offers once, so that its entries are listed, then let it go until a
+        // request needs it: the process (or session) runs only from its first use on. One
+        // that cannot be listed is retried like an eager one (and then kept).
+        match open(&up).await {
+            Ok((client, catalog)) => {
+                up.catalog.store(Arc::new(catalog));
+                client.close().await;
+                up.set_state(UpstreamState::Idle, None);
+                tokio::select! {
+                    () = up.wanted.notified() => {}
+                    () = up.closed.cancelled() => return,
+                }
+                up.set_state(UpstreamState::Starting, None);
+            }
+            Err(error) => {
+                tracing::warn!(upstream = up.name(), "lazy upstream could not be listed: {error}");
+                up.record_error(&error);
+                up.set_state(UpstreamState::Down, None);
+                attempt = 1;
+                tokio::select! {
+                    () = tokio::time::sleep(backoff(attempt)) => {}
+                    () = up.closed.cancelled() => return,
+                }
+                up.set_state(UpstreamState::Starting, None);
+            }
+        }
+    }
     loop {
         if up.closed.is_cancelled() {
             return;
