@@ -90,8 +90,11 @@ impl Gateway {
             .map_err(|e| GatewayError::Server(e.to_string()))?;
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
         let events = Events { changed: Arc::new(Notify::new()), updates };
-        let upstreams: Vec<Arc<Upstream>> =
-            config.upstreams.iter().map(|c| Upstream::start(c.clone(), events.clone())).collect();
+        let upstreams: Vec<Arc<Upstream>> = config
+            .upstreams
+            .iter()
+            .map(|c| Upstream::start(c.clone(), config.settings.list_timeout, events.clone()))
+            .collect();
         settle(&upstreams).await;
         let gateway = Gateway {
             inner: Arc::new(Inner {
@@ -152,7 +155,8 @@ impl Gateway {
             match by_name.get(c.name.as_str()) {
                 Some(existing) if same(&existing.config, c) => next.push((*existing).clone()),
                 _ => {
-                    let up = Upstream::start(c.clone(), self.inner.events.clone());
+                    let up =
+                        Upstream::start(c.clone(), config.settings.list_timeout, self.inner.events.clone());
                     started.push(up.clone());
                     next.push(up);
                 }

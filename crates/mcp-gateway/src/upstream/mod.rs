@@ -60,6 +60,8 @@ impl Events {
 /// One upstream.
 pub(crate) struct Upstream {
     pub(crate) config: UpstreamConfig,
+    /// How long listing again after a change may take (the gateway's `list_timeout`).
+    list_timeout: Duration,
     life: watch::Sender<Life>,
     catalog: ArcSwap<Catalog>,
     /// Set when a lazy upstream is first needed.
@@ -80,11 +82,12 @@ pub(crate) struct Upstream {
 
 impl Upstream {
     /// Creates the upstream and starts its supervisor.
-    pub(crate) fn start(config: UpstreamConfig, events: Events) -> Arc<Upstream> {
+    pub(crate) fn start(config: UpstreamConfig, list_timeout: Duration, events: Events) -> Arc<Upstream> {
         let state = UpstreamState::Starting;
         let upstream = Arc::new(Upstream {
             slots: Semaphore::new(config.max_concurrency),
             config,
+            list_timeout,
             life: watch::Sender::new(Life { state, client: None }),
             catalog: ArcSwap::from_pointee(Catalog::default()),
             wanted: Notify::new(),
@@ -455,8 +458,7 @@ async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
         };
         if stale.any() {
             let current = up.catalog.load_full();
-            let refreshed =
-                tokio::time::timeout(up.config.request_timeout, current.refresh(client, stale)).await;
+            let refreshed = tokio::time::timeout(up.list_timeout, current.refresh(client, stale)).await;
             match refreshed {
                 Ok(Ok(catalog)) => {
                     if catalog != *current {
