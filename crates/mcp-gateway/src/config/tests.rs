@@ -109,7 +109,7 @@ disabled = true
 
 #[test]
 fn toml_full_example() {
-    let env = env_of(&[("HOME", "/home/me"), ("TOKEN", "t0k")]);
+    let env = env_of(&[("HOME", "/users/me"), ("TOKEN", "t0k")]);
     let config = parse(FULL_TOML, Format::Toml, &env).unwrap();
     assert_eq!(
         config.settings,
@@ -124,7 +124,7 @@ fn toml_full_example() {
         transport: Transport::Stdio {
             command: "npx".into(),
             args: vec!["-y".into(), "@modelcontextprotocol/server-filesystem".into(), ".".into()],
-            env: map(&[("ROOT", "/home/me")]),
+            env: map(&[("ROOT", "/users/me")]),
             cwd: Some(PathBuf::from("/tmp")),
         },
         prefix: Some("fs".into()),

@@ -15,9 +15,9 @@ fn expand_arg(arg: &str, env: &[(&str, &str)]) -> Result<String, ConfigError> {
 
 #[test]
 fn set_variables() {
-    let env = [("HOME", "/home/me"), ("X", "1")];
-    assert_eq!(expand_arg("${HOME}/data", &env).unwrap(), "/home/me/data");
-    assert_eq!(expand_arg("${env:HOME}", &env).unwrap(), "/home/me");
+    let env = [("HOME", "/users/me"), ("X", "1")];
+    assert_eq!(expand_arg("${HOME}/data", &env).unwrap(), "/users/me/data");
+    assert_eq!(expand_arg("${env:HOME}", &env).unwrap(), "/users/me");
     assert_eq!(expand_arg("a${X}b${X}c", &env).unwrap(), "a1b1c");
     assert_eq!(expand_arg("${X:-default}", &env).unwrap(), "1");
     assert_eq!(expand_arg("${env:X:-d}", &env).unwrap(), "1");
