@@ -29,27 +29,98 @@ use std::time::{Duration, Instant};
 /// the suite, the clients it started) is killed.
 const TIMEOUT: Duration = Duration::from_secs(25 * 60);
 
+/// One suite run at a time: the runs share the installed suite and the free-port search.
+static ONE_RUN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn official_suite_over_http() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let root = root.canonicalize().unwrap_or(root);
-    let script = root.join("scripts/conformance.sh");
-    assert!(script.is_file(), "{} is missing", script.display());
-
-    let mut command = Command::new("bash");
-    command
-        .arg(&script)
-        .current_dir(&root)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = repository();
+    let mut command = suite(&root);
     if std::env::var_os("CONFORMANCE_SERVER").is_none() {
         command.env("CONFORMANCE_SERVER", env!("CARGO_BIN_EXE_conformance-server"));
     }
     if std::env::var_os("CONFORMANCE_CLIENT").is_none() {
         command.env("CONFORMANCE_CLIENT", env!("CARGO_BIN_EXE_conformance-client"));
     }
+    run(&root, command, &results_dir(&root));
+}
+
+/// The server leg of both requirement sets through `mcpkit gateway`, in front of
+/// `conformance-server` started by the gateway over stdio (`scripts/conformance/gateway-server.sh`):
+/// every scenario the fixtures pass directly must pass one hop away — MRTR passed through
+/// between modern peers, elicitation and sampling bridged to legacy sessions, progress and log
+/// messages passed back, errors with their codes and HTTP statuses.
+#[test]
+fn official_suite_through_the_gateway_stdio_upstream() {
+    through_the_gateway("stdio");
+}
+
+/// The same, with `conformance-server` reached over Streamable HTTP.
+#[test]
+fn official_suite_through_the_gateway_http_upstream() {
+    through_the_gateway("http");
+}
+
+fn through_the_gateway(upstream: &str) {
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let root = repository();
+    let mut command = suite(&root);
+    let results = root.join(format!(".cache/conformance/results-gateway-{upstream}"));
+    command
+        .env("CONFORMANCE_LEGS", "server")
+        .env("CONFORMANCE_SERVER", root.join("scripts/conformance/gateway-server.sh"))
+        .env("CONFORMANCE_RESULTS", &results)
+        .env("UPSTREAM", env!("CARGO_BIN_EXE_conformance-server"))
+        .env("MCPKIT", mcpkit_binary())
+        .env("GATEWAY_UPSTREAM", upstream);
+    run(&root, command, &results);
+}
+
+/// The `mcpkit` binary beside this package's binaries (built by `cargo test --workspace`; built
+/// here when this package's tests run alone).
+fn mcpkit_binary() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_conformance-server"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let binary = dir.join("mcpkit");
+    if !binary.is_file() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "--locked", "-p", "mcpkit"])
+            .current_dir(repository())
+            .status()
+            .expect("cargo build -p mcpkit");
+        assert!(status.success(), "cargo build -p mcpkit failed");
+    }
+    assert!(binary.is_file(), "{} is missing", binary.display());
+    binary
+}
+
+fn repository() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// `scripts/conformance.sh` as its own process group, its output piped.
+fn suite(root: &Path) -> Command {
+    let script = root.join("scripts/conformance.sh");
+    assert!(script.is_file(), "{} is missing", script.display());
+    let mut command = Command::new("bash");
+    command
+        .arg(&script)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    command
+}
+
+/// Runs the suite; panics with its output unless it passed.
+fn run(root: &Path, mut command: Command, results: &Path) {
+    let script = root.join("scripts/conformance.sh");
     let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start bash {}: {e}", script.display()));
     let stdout = drain(child.stdout.take());
     let stderr = drain(child.stderr.take());
@@ -80,7 +151,7 @@ fn official_suite_over_http() {
     };
     panic!(
         "scripts/conformance.sh {problem} (results in {})\n--- stdout\n{stdout}--- stderr\n{stderr}",
-        results_dir(&root).display()
+        results.display()
     );
 }
 

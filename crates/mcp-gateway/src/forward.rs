@@ -1,18 +1,27 @@
 //! The handlers of the gateway's server: each passes a downstream request on to the upstream
 //! that owns the item, under the upstream's own name for it, and passes back the upstream's
 //! answer — a result, a tool error (`isError`, untouched) or the upstream's JSON-RPC error
-//! (its code and message) — with progress on the way and cancellation both ways.
+//! (its code and message) — with progress and log messages on the way and cancellation both
+//! ways.
+//!
+//! A modern caller and a modern upstream speak MRTR to each other through the gateway: the
+//! upstream's `input_required` is passed on with its own keys, its `requestState` sealed inside
+//! the gateway's, and the retry's answers go back with that state (`Peer::pass_input_required`,
+//! `Client::request_mrtr`). Every other pairing goes through mcp-client's handlers
+//! ([`crate::bridge`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_client::RequestOptions;
-use mcp_server::{Call, Cancel, Peer, Progress, Rejection, Uri};
+use mcp_client::{Client, ClientError, RequestOptions};
+use mcp_server::{Call, Cancel, Log, Peer, Progress, Rejection, Uri};
+use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, GetPromptRequestParams, GetPromptResult, JsonValue,
-    ReadResourceRequestParams, ReadResourceResult, ResourceContents, ResultMeta,
+    CallToolRequestParams, CallToolResult, ErrorObject, GetPromptRequestParams, GetPromptResult,
+    InputRequiredResult, JsonValue, LoggingMessageNotificationParams, MrtrResult, ReadResourceRequestParams,
+    ReadResourceResult, RequestMethod, ResourceContents, ResultMeta, ServerNotification,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::bridge::{DOWNSTREAM, Downstream, Registration};
 use crate::upstream::Upstream;
@@ -26,19 +35,64 @@ type Report = (f64, Option<f64>, Option<String>);
 /// What a handler of the gateway's server returns.
 pub(crate) type Handling<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, Rejection>> + Send>>;
 
+/// What the upstream answered: a result, or (modern to modern) its questions for the caller.
+enum Answer<T> {
+    Done(T),
+    Ask(Box<InputRequiredResult>),
+}
+
+/// The downstream request, as the forwarding needs it.
+struct Caller {
+    peer: Peer,
+    capabilities: mcp_types::ClientCapabilities,
+}
+
+/// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern
+/// (`mrtr` puts the caller's answers and the carried upstream state into the params), the
+/// client's own handling otherwise (`plain`: its handlers answer the upstream's questions, its
+/// retries apply).
+async fn send<M, Fut>(
+    client: Client,
+    mut params: M::Params,
+    caller: &Caller,
+    options: RequestOptions,
+    mrtr: impl FnOnce(&mut M::Params, BTreeMap<String, mcp_types::InputResponse>, Option<String>),
+    plain: impl FnOnce(Client, M::Params, RequestOptions) -> Fut,
+) -> Result<Answer<M::Result>, ClientError>
+where
+    M: RequestMethod,
+    M::Result: serde::de::DeserializeOwned,
+    Fut: Future<Output = Result<M::Result, ClientError>>,
+{
+    let options = options.client_capabilities(caller.capabilities.clone());
+    if caller.peer.is_modern() && client.protocol_version().is_modern() {
+        let answers = caller.peer.answers();
+        mrtr(&mut params, answers, caller.peer.carried_state().map(str::to_owned));
+        return Ok(match client.request_mrtr::<M>(&params, &options).await? {
+            MrtrResult::Complete(result) => Answer::Done(result),
+            MrtrResult::InputRequired(required) => Answer::Ask(Box::new(required)),
+        });
+    }
+    plain(client, params, options).await.map(Answer::Done)
+}
+
 /// Runs `forwarding` for the downstream request `call`: as the caller of the upstream's
-/// questions, with its progress passed back, ending when the downstream cancels.
-async fn forward<T>(
+/// questions, with its progress and log messages passed back, ending when the downstream
+/// cancels.
+async fn forward<T: Send + 'static>(
     upstream: &Arc<Upstream>,
     call: &Call,
     forwarding: impl FnOnce(
         RequestOptions,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<T, ErrorObject>> + Send>>,
+        Arc<Caller>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Answer<T>, ErrorObject>> + Send>>,
 ) -> Result<T, Rejection> {
     let cancel: Cancel = call.extract()?;
     let progress: Progress = call.extract()?;
+    let log: Log = call.extract()?;
     let peer: Peer = call.extract()?;
-    let downstream = Downstream::new(peer);
+    let caller = Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone() });
+    let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.clone(), downstream.clone());
     let mut options = RequestOptions::new();
     let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
@@ -49,16 +103,24 @@ async fn forward<T>(
     } else {
         drop(tx);
     }
-    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options));
+    // Log messages: asked of the upstream at the caller's level, passed back while this is
+    // the only request in flight through that upstream (a log message names no request).
+    let level = log.min_level();
+    let mut logs = level.and_then(|_| upstream.notifications());
+    if let Some(level) = level {
+        options = options.log_level(level);
+    }
+    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options, caller));
     tokio::pin!(running);
     let mut reporting = true;
-    loop {
+    let outcome = loop {
         tokio::select! {
-            outcome = &mut running => return outcome.map_err(Rejection::Protocol),
+            outcome = &mut running => break outcome,
             report = rx.recv(), if reporting => match report {
                 Some((value, total, message)) => progress.report(value, total, message.as_deref()).await,
                 None => reporting = false,
             },
+            message = next_log(&mut logs) => pass_log(upstream, &log, message).await,
             // A question put to the caller from another task: return to mcp-server, which sees
             // it and interrupts this request (modern callers) or waits for the answer.
             () = downstream.asked.notified() => {}
@@ -67,7 +129,62 @@ async fn forward<T>(
                 return Err(Rejection::Protocol(ErrorObject::internal("the request was cancelled")));
             }
         }
+    };
+    // What the upstream sent before its answer has arrived by now: pass it on first.
+    while let Ok((value, total, message)) = rx.try_recv() {
+        progress.report(value, total, message.as_deref()).await;
     }
+    if let Some(receiver) = logs.as_mut() {
+        while let Ok(n) = receiver.try_recv() {
+            pass_log(upstream, &log, Some(n)).await;
+        }
+    }
+    match outcome.map_err(Rejection::Protocol)? {
+        Answer::Done(result) => Ok(result),
+        Answer::Ask(required) => {
+            let required = *required;
+            let requests = required.input_requests.unwrap_or_default();
+            if requests.is_empty() {
+                return Err(Rejection::Protocol(ErrorObject::internal(format!(
+                    "upstream {} answered input_required without input requests",
+                    upstream.name()
+                ))));
+            }
+            match peer.pass_input_required(requests, required.request_state).await {
+                Ok(never) => match never {},
+                Err(e) => Err(Rejection::Protocol(ErrorObject::internal(e.to_string()))),
+            }
+        }
+    }
+}
+
+async fn next_log(logs: &mut Option<broadcast::Receiver<ServerNotification>>) -> Option<ServerNotification> {
+    match logs.as_mut() {
+        Some(receiver) => loop {
+            match receiver.recv().await {
+                Ok(n) => return Some(n),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => {
+                    *logs = None;
+                    return None;
+                }
+            }
+        },
+        None => std::future::pending().await,
+    }
+}
+
+async fn pass_log(upstream: &Upstream, log: &Log, notification: Option<ServerNotification>) {
+    let Some(ServerNotification::LoggingMessage(params)) = notification else { return };
+    if upstream.callers() != 1 {
+        return;
+    }
+    let LoggingMessageNotificationParams { level, logger, data, .. } = params;
+    let log = match logger {
+        Some(name) => log.clone().named(name),
+        None => log.clone(),
+    };
+    log.log(level, data).await;
 }
 
 /// Removes the upstream's identity from a result's `_meta`: the gateway's server puts its own
@@ -79,6 +196,12 @@ fn strip_identity(meta: &mut Option<ResultMeta>) {
             *meta = None;
         }
     }
+}
+
+fn with_answers<P>(
+    set: impl Fn(&mut P, Option<mcp_types::InputResponses>, Option<String>),
+) -> impl FnOnce(&mut P, BTreeMap<String, mcp_types::InputResponse>, Option<String>) {
+    move |params, answers, state| set(params, (!answers.is_empty()).then_some(answers), state)
 }
 
 /// `tools/call` of `original` on `upstream`.
@@ -94,16 +217,31 @@ pub(crate) fn tool(
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
             let up = upstream.clone();
-            forward(&upstream, &call, move |options| {
+            let mut result: CallToolResult = forward(&upstream, &call, move |options, caller| {
                 Box::pin(async move {
-                    up.run(|client| async move { client.call_tool_with(&params, &options).await }).await
+                    up.run(|client| async move {
+                        let mrtr = with_answers(|p: &mut CallToolRequestParams, a, s| {
+                            p.input_responses = a;
+                            p.request_state = s;
+                        });
+                        send::<CallTool, _>(
+                            client,
+                            params,
+                            &caller,
+                            options,
+                            mrtr,
+                            |client, params, options| async move {
+                                client.call_tool_with(&params, &options).await
+                            },
+                        )
+                        .await
+                    })
+                    .await
                 })
             })
-            .await
-            .map(|mut result: CallToolResult| {
-                strip_identity(&mut result.meta);
-                result
-            })
+            .await?;
+            strip_identity(&mut result.meta);
+            Ok(result)
         })
     }
 }
@@ -130,16 +268,31 @@ pub(crate) fn prompt(
                 params.arguments = Some(arguments);
             }
             let up = upstream.clone();
-            forward(&upstream, &call, move |options| {
+            let mut result: GetPromptResult = forward(&upstream, &call, move |options, caller| {
                 Box::pin(async move {
-                    up.run(|client| async move { client.get_prompt_with(&params, &options).await }).await
+                    up.run(|client| async move {
+                        let mrtr = with_answers(|p: &mut GetPromptRequestParams, a, s| {
+                            p.input_responses = a;
+                            p.request_state = s;
+                        });
+                        send::<GetPrompt, _>(
+                            client,
+                            params,
+                            &caller,
+                            options,
+                            mrtr,
+                            |client, params, options| async move {
+                                client.get_prompt_with(&params, &options).await
+                            },
+                        )
+                        .await
+                    })
+                    .await
                 })
             })
-            .await
-            .map(|mut result: GetPromptResult| {
-                strip_identity(&mut result.meta);
-                result
-            })
+            .await?;
+            strip_identity(&mut result.meta);
+            Ok(result)
         })
     }
 }
@@ -165,9 +318,26 @@ pub(crate) fn read(
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
             let up = upstream.clone();
-            let result: ReadResourceResult = forward(&upstream, &call, move |options| {
+            let result: ReadResourceResult = forward(&upstream, &call, move |options, caller| {
                 Box::pin(async move {
-                    up.run(|client| async move { client.read_resource_with(&params, &options).await }).await
+                    up.run(|client| async move {
+                        let mrtr = with_answers(|p: &mut ReadResourceRequestParams, a, s| {
+                            p.input_responses = a;
+                            p.request_state = s;
+                        });
+                        send::<ReadResource, _>(
+                            client,
+                            params,
+                            &caller,
+                            options,
+                            mrtr,
+                            |client, params, options| async move {
+                                client.read_resource_with(&params, &options).await
+                            },
+                        )
+                        .await
+                    })
+                    .await
                 })
             })
             .await?;

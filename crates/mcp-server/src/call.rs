@@ -99,6 +99,10 @@ pub(crate) struct AskState {
     /// The digest of method, subject and arguments: set before the run when the request
     /// brought a state (verifying it needs it), else by [`Call::bind_request_state`].
     digest: OnceLock<String>,
+    /// What the previous round carried to this one (`Peer::carried_state`).
+    pub(crate) carried_in: Option<String>,
+    /// What this round carries to the next (`Peer::pass_input_required`).
+    pub(crate) carry_out: Mutex<Option<String>>,
 }
 
 impl AskState {
@@ -116,7 +120,15 @@ impl AskState {
             method,
             subject,
             digest: digest.map(OnceLock::from).unwrap_or_default(),
+            carried_in: None,
+            carry_out: Mutex::new(None),
         }
+    }
+
+    /// The same, with what the previous round carried.
+    pub(crate) fn carrying(mut self, carried: Option<String>) -> Self {
+        self.carried_in = carried;
+        self
     }
 
     /// The method a state of this request is bound to.

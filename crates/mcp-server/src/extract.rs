@@ -238,6 +238,14 @@ impl Log {
         self
     }
 
+    /// The lowest level a message would be sent at (`None`: the client asked for no logs).
+    pub fn min_level(&self) -> Option<LoggingLevel> {
+        use LoggingLevel::*;
+        [Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency]
+            .into_iter()
+            .find(|&l| self.enabled(l))
+    }
+
     /// True when a message at `level` would be sent.
     pub fn enabled(&self, level: LoggingLevel) -> bool {
         match &self.filter {

@@ -13,6 +13,7 @@
 //! A capability the client did not declare is never asked for: modern requests fail with
 //! `-32021` naming it; legacy calls return [`AskError::Unsupported`].
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_types::methods::{CreateMessage, Elicit, ListRoots};
@@ -223,6 +224,46 @@ impl Peer {
             |_| Ok(()),
         )
         .await
+    }
+
+    /// True on a modern (2026-07-28, MRTR) request; false in a legacy session.
+    pub fn is_modern(&self) -> bool {
+        matches!(self.mode, Mode::Modern)
+    }
+
+    /// The answers this modern request brought (its `inputResponses`, with those of earlier
+    /// rounds a plain `requestState` kept), by key; empty in a legacy session. For a handler
+    /// that passes questions on to another server (a gateway): after
+    /// [`Peer::pass_input_required`], only the latest round's answers are here.
+    pub fn answers(&self) -> BTreeMap<String, InputResponse> {
+        self.asks.answers.clone()
+    }
+
+    /// What the previous round of this modern request carried to it
+    /// ([`Peer::pass_input_required`]), verified with the rest of its `requestState`.
+    pub fn carried_state(&self) -> Option<&str> {
+        self.asks.carried_in.as_deref()
+    }
+
+    /// Ends this modern request with `input_required` asking exactly `requests` (their keys
+    /// kept), its `requestState` carrying `carry` — another server's own state, say — back to
+    /// [`Peer::carried_state`] on the retry, sealed and bound like any state of this server.
+    /// Never completes (the request is interrupted, as when a question is asked); in a legacy
+    /// session it fails at once with [`AskError::Unsupported`]: there, ask with
+    /// [`Peer::elicit`] and the others.
+    pub async fn pass_input_required(
+        &self,
+        requests: mcp_types::InputRequests,
+        carry: Option<String>,
+    ) -> Result<std::convert::Infallible, AskError> {
+        if !self.is_modern() {
+            return Err(AskError::Unsupported("input_required (a legacy session)"));
+        }
+        *self.asks.carry_out.lock().unwrap_or_else(|e| e.into_inner()) = carry;
+        for (key, request) in requests {
+            self.asks.ask(&key, request);
+        }
+        std::future::pending().await
     }
 
     async fn missing<T>(&self, what: &'static str, required: ClientCapabilities) -> Result<T, AskError> {

@@ -76,6 +76,9 @@ struct Payload {
     a: BTreeMap<String, InputResponse>,
     /// A nonce, so that two rounds never produce the same state.
     n: String,
+    /// What a handler asked to carry to the retry (a gateway: its upstream's own state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    k: Option<String>,
 }
 
 /// Why a request state was refused.
@@ -171,12 +174,27 @@ fn now() -> u64 {
 }
 
 /// Seals a new state.
+#[cfg(test)]
 pub(crate) fn seal(
     key: &StateKey,
     method: &str,
     digest: String,
     caller: String,
     answers: BTreeMap<String, InputResponse>,
+    ttl: Duration,
+) -> String {
+    seal_carrying(key, method, digest, caller, answers, None, ttl)
+}
+
+/// Seals a new state that also carries `carried` to the retry, under the same integrity
+/// protection and bindings.
+pub(crate) fn seal_carrying(
+    key: &StateKey,
+    method: &str,
+    digest: String,
+    caller: String,
+    answers: BTreeMap<String, InputResponse>,
+    carried: Option<String>,
     ttl: Duration,
 ) -> String {
     let payload = Payload {
@@ -186,6 +204,7 @@ pub(crate) fn seal(
         e: now() + ttl.as_secs(),
         a: answers,
         n: nonce(),
+        k: carried,
     };
     // The payload holds only strings, numbers and already-valid JSON values.
     let json = serde_json::to_vec(&payload).unwrap_or_default();
@@ -196,6 +215,7 @@ pub(crate) fn seal(
 }
 
 /// Verifies a state and returns the answers it carries.
+#[cfg(test)]
 pub(crate) fn open(
     key: &StateKey,
     state: &str,
@@ -203,6 +223,17 @@ pub(crate) fn open(
     digest: &str,
     caller: &str,
 ) -> Result<BTreeMap<String, InputResponse>, StateError> {
+    open_carrying(key, state, method, digest, caller).map(|(answers, _)| answers)
+}
+
+/// Verifies a state and returns the answers and the carried value it holds.
+pub(crate) fn open_carrying(
+    key: &StateKey,
+    state: &str,
+    method: &str,
+    digest: &str,
+    caller: &str,
+) -> Result<(BTreeMap<String, InputResponse>, Option<String>), StateError> {
     let (body, tag) = state.split_once('.').ok_or(StateError::Tampered)?;
     let json = URL_SAFE_NO_PAD.decode(body).map_err(|_| StateError::Tampered)?;
     let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| StateError::Tampered)?;
@@ -219,7 +250,7 @@ pub(crate) fn open(
     if payload.c != caller {
         return Err(StateError::OtherCaller);
     }
-    Ok(payload.a)
+    Ok((payload.a, payload.k))
 }
 
 #[cfg(test)]
@@ -292,6 +323,27 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1100));
         }
         assert_eq!(open(&key, &expired, "tools/call", &d, &anon()), Err(StateError::Expired));
+    }
+
+    #[test]
+    fn a_carried_value_travels_sealed() {
+        let key = StateKey::random();
+        let d = digest("tools/call", "t", None);
+        let state = seal_carrying(
+            &key,
+            "tools/call",
+            d.clone(),
+            anon(),
+            answers(),
+            Some("up".into()),
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            open_carrying(&key, &state, "tools/call", &d, &anon()).unwrap(),
+            (answers(), Some("up".into()))
+        );
+        let plain = seal(&key, "tools/call", d.clone(), anon(), answers(), Duration::from_secs(60));
+        assert_eq!(open_carrying(&key, &plain, "tools/call", &d, &anon()).unwrap().1, None);
     }
 
     #[test]

@@ -343,6 +343,25 @@ impl Client {
         self.inner.call::<M::Result>(M::METHOD, params, options).await
     }
 
+    /// Sends a request once and returns what a modern server answered — its result, or its
+    /// `input_required` — without fulfilling input requests: for a client that passes them on
+    /// to someone else (a gateway, to its own caller) and retries with
+    /// `inputResponses`/`requestState` set in `params`. Nothing is taken from the cache; on a legacy
+    /// server this is [`Client::request`].
+    pub async fn request_mrtr<M: mcp_types::RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: &RequestOptions,
+    ) -> Result<MrtrResult<M::Result>, ClientError>
+    where
+        M::Result: DeserializeOwned,
+    {
+        let params = to_map(params)?;
+        let options = RequestOptions { pass_input_required: true, bypass_cache: true, ..options.clone() };
+        let raw = self.inner.call_raw(M::METHOD, &params, &options, |_| {}).await?;
+        serde_json::from_str(raw.get()).map_err(|e| invalid(M::METHOD, e))
+    }
+
     /// [`Client::request`], also returning the result exactly as the server sent it (for
     /// printing or forwarding it byte for byte).
     pub async fn request_raw<M: mcp_types::RequestMethod>(
@@ -420,7 +439,7 @@ impl Inner {
         let mut rounds = 0u32;
         loop {
             let raw = self.send(method, params, answers.as_ref(), options, &mut on_tagged).await?;
-            if !self.version().is_modern() || !is_input_required(&raw) {
+            if !self.version().is_modern() || !is_input_required(&raw) || options.pass_input_required {
                 if let Some(key) = cache_key {
                     self.cache.put(key, &raw);
                 }
@@ -558,13 +577,15 @@ impl Inner {
         };
         let own_meta = params.contains_key("_meta")
             || !options.meta.is_empty()
+            || options.client_capabilities.is_some()
             || options.progress.is_some()
             || options.log_level.is_some();
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
-                meta.client_capabilities = Some(self.capabilities(version));
+                meta.client_capabilities =
+                    Some(options.client_capabilities.clone().unwrap_or_else(|| self.capabilities(version)));
                 meta.client_info = Some(self.config.info.clone());
                 if let Some(level) = options.log_level.or(self.config.log_level) {
                     meta.log_level = Some(level);

@@ -23,6 +23,8 @@ pub struct RequestOptions {
     pub(crate) retries: Option<u32>,
     pub(crate) untimed: bool,
     pub(crate) list_limits: Option<ListLimits>,
+    pub(crate) client_capabilities: Option<mcp_types::ClientCapabilities>,
+    pub(crate) pass_input_required: bool,
 }
 
 /// Bounds of the `list_all_*` helpers (and of the listing a `tools/call` makes first to learn
@@ -214,6 +216,8 @@ impl std::fmt::Debug for RequestOptions {
             .field("bypass_cache", &self.bypass_cache)
             .field("retries", &self.retries)
             .field("list_limits", &self.list_limits)
+            .field("client_capabilities", &self.client_capabilities)
+            .field("pass_input_required", &self.pass_input_required)
             .finish()
     }
 }
@@ -261,6 +265,14 @@ impl RequestOptions {
     /// Asks for progress notifications (sends a `progressToken`) and calls `f` for each.
     pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// The capabilities this request declares (modern `_meta`), instead of the client's own:
+    /// for a client acting for another one (a gateway declares its caller's), so that the
+    /// server asks only what the real client can answer.
+    pub fn client_capabilities(mut self, capabilities: mcp_types::ClientCapabilities) -> Self {
+        self.client_capabilities = Some(capabilities);
         self
     }
 

@@ -162,6 +162,17 @@ impl Upstream {
         }
     }
 
+    /// The upstream's notifications outside any call (log messages among them), while it is
+    /// connected.
+    pub(crate) fn notifications(&self) -> Option<tokio::sync::broadcast::Receiver<ServerNotification>> {
+        self.life.borrow().client.as_ref().map(Client::notifications)
+    }
+
+    /// How many downstream requests are in flight through this upstream.
+    pub(crate) fn callers(&self) -> usize {
+        self.downstreams.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     fn unavailable(&self) -> ErrorObject {
         let last = self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let state = self.life.borrow().state;
@@ -372,6 +383,13 @@ async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
     let weak = Arc::downgrade(up);
     let opening = async {
         let client = connect::connect(&up.config, weak).await.map_err(|e| e.to_string())?;
+        if !client.protocol_version().is_modern() && client.server_capabilities().logging.is_some() {
+            // A legacy session's log messages are the session's: take them all, and pass each to
+            // a caller at the level that caller asked for (`forward`).
+            if let Err(e) = client.set_logging_level(mcp_types::LoggingLevel::Debug).await {
+                tracing::debug!(upstream = up.name(), "logging/setLevel refused: {e}");
+            }
+        }
         match Catalog::default().refresh(&client, Stale::ALL).await {
             Ok(catalog) => Ok((client, catalog)),
             Err(e) => {

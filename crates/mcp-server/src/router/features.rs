@@ -72,6 +72,16 @@ impl Ctx<'_> {
     }
 }
 
+/// An error a handler passed on from another server (`Rejection::Protocol`): an answer, except
+/// a missing client capability, which is refused as the server's own would be (HTTP 400).
+fn passed_on(error: ErrorObject) -> Failure {
+    if error.code == mcp_types::code::MISSING_REQUIRED_CLIENT_CAPABILITY {
+        Failure::bad_request(error)
+    } else {
+        Failure::after_dispatch(error)
+    }
+}
+
 fn internal(message: impl Into<String>) -> Failure {
     Failure::after_dispatch(ErrorObject::internal(message))
 }
@@ -112,8 +122,10 @@ impl Server {
             return ctx.finish(CallToolResult::error(message));
         }
         let JsonValue::Object(arguments) = arguments else { unreachable!("built as an object above") };
-        let asks =
-            Arc::new(AskState::new("tools/call", params.name.clone(), answers.answers, answers.digest));
+        let asks = Arc::new(
+            AskState::new("tools/call", params.name.clone(), answers.answers, answers.digest)
+                .carrying(answers.carried),
+        );
         let call = ctx.call(asks.clone(), Some(arguments), None);
         let cancel = call.cancel.clone();
         let outcome = run((entry.run)(call), asks.clone(), Some(self.inner.config.tool_timeout)).await;
@@ -123,7 +135,7 @@ impl Server {
                 CallToolResult::error(format!("Invalid arguments for tool {}: {m}", params.name))
             }
             Run::Done(Err(Rejection::Internal(m))) => return Err(internal(m)),
-            Run::Done(Err(Rejection::Protocol(e))) => return Err(Failure::after_dispatch(e)),
+            Run::Done(Err(Rejection::Protocol(e))) => return Err(passed_on(e)),
             Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => {
                 cancel.cancel();
@@ -186,8 +198,10 @@ impl Server {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
-        let asks =
-            Arc::new(AskState::new("resources/read", params.uri.clone(), answers.answers, answers.digest));
+        let asks = Arc::new(
+            AskState::new("resources/read", params.uri.clone(), answers.answers, answers.digest)
+                .carrying(answers.carried),
+        );
         let mut call = ctx.call(asks.clone(), None, Some(params.uri.clone()));
         call.uri_variables = variables;
         let contents = match run(handler(call), asks.clone(), None).await {
@@ -195,7 +209,7 @@ impl Server {
             Run::Done(Err(ReadFailure::NotFound)) => return Err(resource_not_found(ctx, &params.uri)),
             Run::Done(Err(ReadFailure::Failed(m))) => return Err(internal(m)),
             Run::Done(Err(ReadFailure::Rejected(Rejection::Protocol(e)))) => {
-                return Err(Failure::after_dispatch(e));
+                return Err(passed_on(e));
             }
             Run::Done(Err(ReadFailure::Rejected(r))) => return Err(internal(r.to_string())),
             Run::Interrupted => return self.input_required(ctx, &asks),
@@ -249,8 +263,10 @@ impl Server {
             params.request_state.as_deref(),
             params.input_responses,
         )?;
-        let asks =
-            Arc::new(AskState::new("prompts/get", params.name.clone(), answers.answers, answers.digest));
+        let asks = Arc::new(
+            AskState::new("prompts/get", params.name.clone(), answers.answers, answers.digest)
+                .carrying(answers.carried),
+        );
         let call = ctx.call(asks.clone(), Some(arguments), None);
         match run((entry.run)(call), asks.clone(), None).await {
             Run::Done(Ok(result)) => ctx.finish(result),
@@ -260,9 +276,7 @@ impl Server {
             Run::Done(Err(PromptFailure::Rejected(Rejection::Internal(m)) | PromptFailure::Failed(m))) => {
                 Err(internal(m))
             }
-            Run::Done(Err(PromptFailure::Rejected(Rejection::Protocol(e)))) => {
-                Err(Failure::after_dispatch(e))
-            }
+            Run::Done(Err(PromptFailure::Rejected(Rejection::Protocol(e)))) => Err(passed_on(e)),
             Run::Interrupted => self.input_required(ctx, &asks),
             Run::TimedOut => Err(internal("the prompt timed out")),
         }

@@ -21,6 +21,8 @@ use crate::server::Server;
 pub(super) struct Answers {
     pub(super) answers: BTreeMap<String, InputResponse>,
     pub(super) digest: Option<String>,
+    /// What the previous round's handler carried (`Peer::pass_input_required`).
+    pub(super) carried: Option<String>,
 }
 
 /// How a handler run ended.
@@ -73,28 +75,34 @@ impl Server {
         responses: Option<InputResponses>,
     ) -> Result<Answers, Failure> {
         if !ctx.modern() {
-            return Ok(Answers { answers: BTreeMap::new(), digest: None });
+            return Ok(Answers { answers: BTreeMap::new(), digest: None, carried: None });
         }
         let mut digest = None;
-        let mut answers = match state {
+        let (mut answers, carried) = match state {
             Some(state) => {
                 let digest = digest.insert(request_state::digest(method, subject, arguments));
-                request_state::open(&self.inner.key, state, method, digest, &caller(ctx)).map_err(|e| {
-                    let message = match e {
-                        StateError::Tampered => "requestState is invalid (it failed integrity verification)",
-                        StateError::Expired => "requestState has expired; send the request again without it",
-                        StateError::Mismatch => "requestState belongs to a different request",
-                        StateError::OtherCaller => "requestState was issued to another caller",
-                    };
-                    Failure::bad_request(ErrorObject::invalid_params(message))
-                })?
+                request_state::open_carrying(&self.inner.key, state, method, digest, &caller(ctx)).map_err(
+                    |e| {
+                        let message = match e {
+                            StateError::Tampered => {
+                                "requestState is invalid (it failed integrity verification)"
+                            }
+                            StateError::Expired => {
+                                "requestState has expired; send the request again without it"
+                            }
+                            StateError::Mismatch => "requestState belongs to a different request",
+                            StateError::OtherCaller => "requestState was issued to another caller",
+                        };
+                        Failure::bad_request(ErrorObject::invalid_params(message))
+                    },
+                )?
             }
-            None => BTreeMap::new(),
+            None => (BTreeMap::new(), None),
         };
         // Answers of this round override earlier ones; unknown keys are kept but never asked
         // for, so they are ignored (the spec asks servers to ignore what they do not need).
         answers.extend(responses.unwrap_or_default());
-        Ok(Answers { answers, digest })
+        Ok(Answers { answers, digest, carried })
     }
 
     /// The reply for an interrupted handler: `-32021` when it needed a capability the client
@@ -112,12 +120,17 @@ impl Server {
         };
         let pending = std::mem::take(&mut *asks.pending.lock().unwrap_or_else(|e| e.into_inner()));
         let requests: InputRequests = pending.into_iter().collect();
-        let state = request_state::seal(
+        // A handler that passed on another server's questions carries that server's state,
+        // and the answers are that server's to keep: none are sealed here.
+        let carry = asks.carry_out.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let answers = if carry.is_some() { BTreeMap::new() } else { asks.answers.clone() };
+        let state = request_state::seal_carrying(
             &self.inner.key,
             asks.method(),
             digest.to_owned(),
             caller(ctx),
-            asks.answers.clone(),
+            answers,
+            carry,
             self.inner.config.request_state_ttl,
         );
         let result = InputRequiredResult {
