@@ -2,7 +2,7 @@
 //! downstream name, routed to its owner; what could not be served reported, never dropped
 //! silently.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use mcp_server::{Prompts, Resources, Tools};
@@ -24,12 +24,21 @@ pub(crate) struct Memories {
 /// What an aggregation produced; `Eq` on what clients can see, so an aggregation that changed
 /// nothing announces nothing.
 pub(crate) struct Tables {
+    pub(crate) routes: Routes,
     pub(crate) tools: Tools,
     pub(crate) prompts: Prompts,
     pub(crate) resources: Resources,
     pub(crate) seen: Seen,
     pub(crate) conflicts: Vec<Conflict>,
     pub(crate) left_out: Vec<LeftOut>,
+}
+
+/// Where a completion goes: the owner of a prompt (by its downstream name) or of a resource
+/// template (by its downstream template), with the owner's own name for it.
+#[derive(Default)]
+pub(crate) struct Routes {
+    pub(crate) prompts: HashMap<String, (Arc<Upstream>, String)>,
+    pub(crate) templates: HashMap<String, (Arc<Upstream>, String)>,
 }
 
 /// The lists as clients see them, with each entry's owner.
@@ -74,6 +83,7 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
     conflicts.extend(prompt_names.conflicts);
     let mut left_out = Vec::new();
     let mut seen = Seen::default();
+    let mut routes = Routes::default();
 
     let mut tools = Tools::new();
     for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
@@ -101,6 +111,7 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             prompts = prompts.add_dyn(def.clone(), forward::prompt(up.clone(), prompt.name.clone()));
             let errors = prompts.take_errors();
             if errors.is_empty() {
+                routes.prompts.insert(def.name.clone(), (up.clone(), prompt.name.clone()));
                 seen.prompts.push((u, def));
             }
             left_out.extend(
@@ -153,6 +164,9 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             resources = resources.template_dyn(def.clone(), forward::read(up.clone(), namespace));
             let errors = resources.take_errors();
             if errors.is_empty() {
+                routes
+                    .templates
+                    .insert(def.uri_template.clone(), (up.clone(), template.uri_template.clone()));
                 seen.templates.push((u, def));
             }
             left_out.extend(
@@ -160,5 +174,5 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             );
         }
     }
-    Tables { tools, prompts, resources, seen, conflicts, left_out }
+    Tables { routes, tools, prompts, resources, seen, conflicts, left_out }
 }

@@ -14,12 +14,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_client::{Client, ClientError, RequestOptions};
-use mcp_server::{Call, Cancel, Log, Peer, Progress, Rejection, Uri};
+use mcp_server::{Call, Cancel, CompletionRequest, Log, Peer, Progress, Rejection, Uri};
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
-    CallToolRequestParams, CallToolResult, ErrorObject, GetPromptRequestParams, GetPromptResult,
-    InputRequiredResult, JsonValue, LoggingMessageNotificationParams, MrtrResult, ReadResourceRequestParams,
-    ReadResourceResult, RequestMethod, ResourceContents, ResultMeta, ServerNotification,
+    CallToolRequestParams, CallToolResult, CompleteRequestParams, Completion, CompletionContext,
+    CompletionReference, ErrorObject, GetPromptRequestParams, GetPromptResult, InputRequiredResult,
+    JsonValue, LoggingMessageNotificationParams, MrtrResult, ReadResourceRequestParams, ReadResourceResult,
+    RequestMethod, ResourceContents, ResultMeta, ServerNotification,
 };
 use tokio::sync::{broadcast, mpsc};
 
@@ -359,4 +360,51 @@ pub(crate) fn read(
 /// A URI under a namespace: `{namespace}+{uri}`.
 pub(crate) fn namespaced(namespace: &str, uri: &str) -> String {
     format!("{namespace}+{uri}")
+}
+
+/// `completion/complete` of a prompt argument or template variable: passed to the owner under
+/// its own name (an owner without completions completes nothing).
+pub(crate) fn complete(
+    routes: Arc<arc_swap::ArcSwap<crate::aggregate::Routes>>,
+) -> impl Fn(
+    CompletionReference,
+    CompletionRequest,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<Completion, ErrorObject>> + Send>>
++ Send
++ Sync
++ 'static {
+    move |reference, request| {
+        let routes = routes.load_full();
+        let owner = match &reference {
+            CompletionReference::Prompt(p) => routes.prompts.get(&p.name).map(|(up, name)| {
+                let mut p = p.clone();
+                p.name = name.clone();
+                (up.clone(), CompletionReference::Prompt(p))
+            }),
+            CompletionReference::ResourceTemplate(t) => routes.templates.get(&t.uri).map(|(up, template)| {
+                let mut t = t.clone();
+                t.uri = template.clone();
+                (up.clone(), CompletionReference::ResourceTemplate(t))
+            }),
+            _ => None,
+        };
+        Box::pin(async move {
+            let Some((upstream, reference)) = owner else {
+                return Ok(Completion::from_matches(Vec::new()));
+            };
+            let mut params = CompleteRequestParams::new(reference, request.argument, request.value);
+            if !request.context.is_empty() {
+                params.context =
+                    Some(CompletionContext { arguments: Some(request.context), ..Default::default() });
+            }
+            upstream
+                .run(|client| async move {
+                    if client.server_capabilities().completions.is_none() {
+                        return Ok(Completion::from_matches(Vec::new()));
+                    }
+                    client.complete(&params).await.map(|result| result.completion)
+                })
+                .await
+        })
+    }
 }

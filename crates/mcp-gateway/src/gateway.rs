@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use mcp_server::{Server, ServerConfig};
+use mcp_server::{Completions, Server, ServerConfig};
 use tokio::sync::{Notify, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use crate::aggregate::{self, Memories, Seen, Tables};
+use crate::aggregate::{self, Memories, Routes, Seen, Tables};
 use crate::config::{GatewayConfig, Settings, UpstreamConfig};
+use crate::forward;
 use crate::naming::Conflict;
 use crate::status::{LeftOut, Status};
 use crate::upstream::{Events, Upstream};
@@ -45,6 +46,8 @@ fn describe(conflicts: &[Conflict]) -> String {
 
 struct Inner {
     server: Server,
+    /// Where completions go (the tables route everything else).
+    routes: Arc<ArcSwap<Routes>>,
     settings: ArcSwap<Settings>,
     upstreams: ArcSwap<Vec<Arc<Upstream>>>,
     memories: Mutex<Memories>,
@@ -80,8 +83,10 @@ impl Gateway {
     /// failed (each within its start timeout), and aggregates what they offer. Fails when the
     /// naming gives two items the same name.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        let routes: Arc<ArcSwap<Routes>> = Arc::default();
         let server = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
             .title("mcpkit gateway")
+            .completions(Completions::new().fallback(forward::complete(routes.clone())))
             .serve_tools(true)
             .serve_prompts(true)
             .serve_resources(true)
@@ -99,6 +104,7 @@ impl Gateway {
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 server,
+                routes,
                 settings: ArcSwap::from_pointee(config.settings.clone()),
                 upstreams: ArcSwap::from_pointee(upstreams),
                 memories: Mutex::new(Memories::default()),
@@ -202,7 +208,8 @@ impl Gateway {
 
     /// Serves `tables`, announcing only the lists that changed.
     fn apply(&self, tables: Tables) {
-        let Tables { tools, prompts, resources, seen, conflicts, left_out } = tables;
+        let Tables { routes, tools, prompts, resources, seen, conflicts, left_out } = tables;
+        self.inner.routes.store(Arc::new(routes));
         for c in &conflicts {
             tracing::warn!(kind = c.kind, name = %c.name, kept = %c.kept, left_out = %c.left_out, "name conflict: the second upstream's entry is left out");
         }

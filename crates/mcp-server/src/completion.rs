@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::sync::Arc;
 
+use mcp_types::{Completion, CompletionReference, ErrorObject};
+
 use crate::handler::BoxFuture;
 
 /// What is being completed.
@@ -21,11 +23,18 @@ pub struct CompletionRequest {
 
 pub(crate) type ErasedCompletion = Arc<dyn Fn(CompletionRequest) -> BoxFuture<Vec<String>> + Send + Sync>;
 
+pub(crate) type ErasedFallback = Arc<
+    dyn Fn(CompletionReference, CompletionRequest) -> BoxFuture<Result<Completion, ErrorObject>>
+        + Send
+        + Sync,
+>;
+
 /// Completion handlers, keyed by prompt name or URI template and argument name.
 #[derive(Clone, Default)]
 pub struct Completions {
     pub(crate) prompts: HashMap<(String, String), ErasedCompletion>,
     pub(crate) templates: HashMap<(String, String), ErasedCompletion>,
+    pub(crate) fallback: Option<ErasedFallback>,
 }
 
 impl std::fmt::Debug for Completions {
@@ -61,6 +70,19 @@ impl Completions {
     {
         self.templates
             .insert((uri_template.into(), variable.into()), Arc::new(move |r| Box::pin(handler(r))));
+        self
+    }
+
+    /// Completes whatever no handler above is registered for — prompts and templates known only
+    /// at run time (a gateway passes the request to the server that owns them). The
+    /// [`Completion`] is answered as given (values, `total`, `hasMore`); an error fails the
+    /// request with that JSON-RPC error.
+    pub fn fallback<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompletionReference, CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Completion, ErrorObject>> + Send + 'static,
+    {
+        self.fallback = Some(Arc::new(move |reference, request| Box::pin(handler(reference, request))));
         self
     }
 

@@ -181,7 +181,7 @@ impl Upstream {
             None => String::new(),
         };
         ErrorObject::internal(format!("upstream {} is unavailable ({}){why}", self.name(), state.as_str()))
-            .with_data(serde_json::json!({"upstream": self.name(), "state": state.as_str()}))
+            .with_data(serde_json::json!({"upstream": self.name(), "state": state.as_str(), "outcome": "not executed"}))
     }
 
     /// Runs one request on the upstream: waits for it to be ready, takes one of its
@@ -199,7 +199,8 @@ impl Upstream {
                 "upstream {} is busy: {} requests in flight, its limit, for longer than its timeout",
                 self.name(),
                 self.config.max_concurrency
-            )));
+            ))
+            .with_data(serde_json::json!({"upstream": self.name(), "outcome": "not executed"})));
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);

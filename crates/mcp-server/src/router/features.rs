@@ -304,19 +304,29 @@ impl Server {
                 )));
             }
         };
-        let values = match handler {
-            Some(handler) => {
-                let request = CompletionRequest {
-                    argument: params.argument.name.clone(),
-                    value: params.argument.value.clone(),
-                    context: params.context.and_then(|c| c.arguments).unwrap_or_default(),
-                };
+        let request = CompletionRequest {
+            argument: params.argument.name.clone(),
+            value: params.argument.value.clone(),
+            context: params.context.and_then(|c| c.arguments).unwrap_or_default(),
+        };
+        let values = match (handler, &completions.fallback) {
+            (Some(handler), _) => {
                 tokio::select! {
                     values = handler(request) => values,
                     _ = ctx.cancel.cancelled() => return Ok(None),
                 }
             }
-            None => Vec::new(),
+            (None, Some(fallback)) => {
+                let completion = tokio::select! {
+                    completion = fallback(params.reference.clone(), request) => completion,
+                    _ = ctx.cancel.cancelled() => return Ok(None),
+                };
+                return match completion {
+                    Ok(completion) => ctx.finish(CompleteResult { completion, ..Default::default() }),
+                    Err(error) => Err(passed_on(error)),
+                };
+            }
+            (None, None) => Vec::new(),
         };
         ctx.finish(CompleteResult { completion: Completion::from_matches(values), ..Default::default() })
     }
