@@ -222,7 +222,10 @@ async fn tool_errors_upstream_errors_and_timeouts_stay_in_their_layers() {
         assert_eq!(data["outcome"], "unknown", "{era}: a request that timed out may have run: {late:?}");
         downstream.close().await;
     }
-    // A timeout is no reason to think the upstream is gone.
-    assert_eq!(front.upstream("erring").state, UpstreamState::Ready);
+    // A timeout is no reason to think the upstream is gone; only the timeouts count as
+    // failures (a tool error is a result, a JSON-RPC error the upstream's own answer).
+    let status = front.upstream("erring");
+    assert_eq!(status.state, UpstreamState::Ready, "{status:?}");
+    assert_eq!((status.failures, status.in_flight), (2, 0), "{status:?}");
     front.close().await;
 }

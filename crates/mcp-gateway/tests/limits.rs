@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use mcp_client::Handlers;
-use mcp_server::{Server, State, Tools};
+use mcp_client::{ClientError, Handlers, RequestOptions};
+use mcp_server::{Progress, Server, State, Tools};
+use mcp_types::CallToolRequestParams;
 use serde_json::json;
 use support::*;
 
@@ -100,4 +101,67 @@ async fn calls_beyond_max_concurrency_wait_for_a_slot() {
     if let Ok(front) = Arc::try_unwrap(front) {
         front.close().await;
     }
+}
+
+/// Holds its call until the gate opens, reporting progress meanwhile (which keeps the
+/// gateway's request to it alive past the request timeout).
+async fn busy(progress: Progress, State(shared): State<Arc<Shared>>) -> String {
+    shared.started.fetch_add(1, Ordering::SeqCst);
+    let mut step = 0.0;
+    loop {
+        tokio::select! {
+            permit = shared.gate.acquire() => {
+                permit.expect("the gate stays open").forget();
+                return "done".to_owned();
+            }
+            () = tokio::time::sleep(Duration::from_millis(100)) => {
+                step += 1.0;
+                progress.report(step, None, None).await;
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_waiting_for_a_slot_longer_than_the_request_timeout_fails() {
+    let shared = Arc::new(Shared {
+        started: AtomicUsize::new(0),
+        running: AtomicUsize::new(0),
+        most_running: AtomicUsize::new(0),
+        gate: tokio::sync::Semaphore::new(0),
+    });
+    let server =
+        Server::builder("busy", "1").tools(Tools::new().add("busy", "", busy)).state(shared.clone()).build();
+    let up = serve(server.unwrap()).await;
+    let mut config = upstream("busy", &up.url());
+    config.max_concurrency = 1;
+    config.request_timeout = Duration::from_secs(2);
+    let front = front(vec![config]).await;
+    let downstream = client(&front.url(), false, Handlers::default()).await;
+
+    let holder = downstream.clone();
+    let held = tokio::spawn(async move {
+        let options = RequestOptions::new().on_progress(|_| {});
+        holder.call_tool_with(&CallToolRequestParams::new("busy"), &options).await
+    });
+    poll("the first call running on the upstream", DEADLINE, || async {
+        let started = shared.started.load(Ordering::SeqCst);
+        if started >= 1 { Ok(()) } else { Err(format!("{started} started")) }
+    })
+    .await;
+    let refused = bounded("the second call", downstream.call_tool("busy", json!({}))).await;
+    match refused {
+        Err(ClientError::Protocol(e)) => {
+            assert_eq!(e.code, mcp_types::code::INTERNAL_ERROR, "{e:?}");
+            assert!(e.message.contains("busy"), "the error says the upstream is at its limit: {e:?}");
+        }
+        other => panic!("a call that cannot get a slot in time fails: {other:?}"),
+    }
+    assert_eq!(shared.started.load(Ordering::SeqCst), 1, "the refused call never reached the upstream");
+
+    shared.gate.add_permits(1);
+    let held = bounded("the first call", held).await.unwrap();
+    assert_eq!(text_of(&held.expect("the first call succeeds")), "done");
+    downstream.close().await;
+    front.close().await;
 }
