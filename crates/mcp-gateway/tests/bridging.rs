@@ -201,8 +201,9 @@ async fn an_upstream_question_is_answered_by_the_downstream_caller_in_every_era_
 
 /// Two callers whose calls both ask at the same time. Over a modern upstream link each
 /// question comes back inside its own call, so each caller answers its own. A legacy upstream
-/// asks with requests of its own, which do not say which call they belong to: with two calls in
-/// flight the gateway refuses to guess, and the upstream's question fails (its tool reports it).
+/// asks with requests of its own, which mcp-client hands over without saying which call's
+/// stream carried them: with two calls in flight the gateway refuses to guess (observed: both
+/// questions refused, the tools report it). Either way no caller is asked another's question.
 #[tokio::test(flavor = "multi_thread")]
 async fn two_callers_asked_at_once() {
     for legacy_link in [false, true] {
@@ -215,22 +216,48 @@ async fn two_callers_asked_at_once() {
         .await;
         let (a, b) = (a.expect("Ann's call"), b.expect("Bob's call"));
         let link = era(legacy_link);
-        if legacy_link {
-            for (who, result) in [("Ann", &a), ("Bob", &b)] {
-                assert!(result.is_error(), "{link} upstream: {who}'s question is refused: {result:?}");
+        for (who, result, asked) in [("Ann", &a, &ann_asked), ("Bob", &b, &bob_asked)] {
+            let text = text_of(result);
+            if legacy_link && result.is_error() {
                 assert!(
-                    text_of(result).contains("cannot tell which"),
+                    text.contains("cannot tell which"),
                     "{link} upstream: {who}'s refusal says why: {result:?}"
                 );
+                assert_eq!(asked.load(Ordering::SeqCst), 0, "{link} upstream: {who} was asked nonetheless");
+            } else {
+                assert_eq!(
+                    text,
+                    format!("Hello, {who}!"),
+                    "{link} upstream: {who} answers their own question"
+                );
             }
-            let asked = (ann_asked.load(Ordering::SeqCst), bob_asked.load(Ordering::SeqCst));
-            assert_eq!(asked, (0, 0), "{link} upstream: nobody was asked another's question");
-        } else {
-            assert_eq!(text_of(&a), "Hello, Ann!", "{link} upstream: Ann's answer");
-            assert_eq!(text_of(&b), "Hello, Bob!", "{link} upstream: Bob's answer");
         }
         ann.close().await;
         bob.close().await;
         front.close().await;
     }
+}
+
+/// A legacy upstream over Streamable HTTP sends its question on the response stream of the
+/// call that asks, so the gateway could tell whose it is; but with another call to the same
+/// upstream in flight — one that asks nothing — the question is refused as ambiguous.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "BUG: a legacy upstream's question is refused (\"cannot tell which of its 2 requests\") whenever any other call to that upstream is in flight, even one that never asks: bridge::caller() only has Upstream::downstreams, because mcp-client's engine answers server→client requests without the id of the request whose POST stream carried them"]
+async fn a_legacy_upstream_question_reaches_its_caller_while_another_call_is_in_flight() {
+    let (shared, _up, front) = setup(true).await;
+    let other = client(&front.url(), false, Handlers::default()).await;
+    let waiting = other.clone();
+    let in_flight = tokio::spawn(async move { waiting.call_tool("waits", json!({})).await });
+    poll("the other call running on the upstream", DEADLINE, || async {
+        let started = shared.started.load(Ordering::SeqCst);
+        if started >= 1 { Ok(()) } else { Err(format!("{started} started")) }
+    })
+    .await;
+    let (ann, _) = answering(&front.url(), false, "Ann").await;
+    let result = bounded("calling greet", ann.call_tool("greet", json!({}))).await.expect("Ann's call");
+    in_flight.abort();
+    assert_eq!(text_of(&result), "Hello, Ann!", "{result:?}");
+    ann.close().await;
+    other.close().await;
+    front.close().await;
 }
