@@ -30,14 +30,18 @@ async fn held(State(shared): State<Arc<Shared>>) -> String {
     format!("call {n} done")
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn calls_beyond_max_concurrency_wait_for_a_slot() {
-    let shared = Arc::new(Shared {
+fn shared() -> Arc<Shared> {
+    Arc::new(Shared {
         started: AtomicUsize::new(0),
         running: AtomicUsize::new(0),
         most_running: AtomicUsize::new(0),
         gate: tokio::sync::Semaphore::new(0),
-    });
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn calls_beyond_max_concurrency_wait_for_a_slot() {
+    let shared = shared();
     let server = Server::builder("limited", "1")
         .tools(Tools::new().add("held", "", held))
         .state(shared.clone())
@@ -124,12 +128,7 @@ async fn busy(progress: Progress, State(shared): State<Arc<Shared>>) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_waiting_for_a_slot_longer_than_the_request_timeout_fails() {
-    let shared = Arc::new(Shared {
-        started: AtomicUsize::new(0),
-        running: AtomicUsize::new(0),
-        most_running: AtomicUsize::new(0),
-        gate: tokio::sync::Semaphore::new(0),
-    });
+    let shared = shared();
     let server =
         Server::builder("busy", "1").tools(Tools::new().add("busy", "", busy)).state(shared.clone()).build();
     let up = serve(server.unwrap()).await;
@@ -162,6 +161,50 @@ async fn a_call_waiting_for_a_slot_longer_than_the_request_timeout_fails() {
     shared.gate.add_permits(1);
     let held = bounded("the first call", held).await.unwrap();
     assert_eq!(text_of(&held.expect("the first call succeeds")), "done");
+    downstream.close().await;
+    front.close().await;
+}
+
+/// A call cancelled while it waits for a slot never runs, and leaves the slot to the next.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_cancelled_while_waiting_for_a_slot_never_runs() {
+    let shared = shared();
+    let server = Server::builder("limited", "1")
+        .tools(Tools::new().add("held", "", held))
+        .state(shared.clone())
+        .build();
+    let up = serve(server.unwrap()).await;
+    let mut config = upstream("limited", &up.url());
+    config.max_concurrency = 1;
+    let front = front(vec![config]).await;
+    let downstream = client(&front.url(), false, Handlers::default()).await;
+
+    let first = downstream.clone();
+    let a = tokio::spawn(async move { first.call_tool("held", json!({})).await });
+    poll("the first call running on the upstream", DEADLINE, || async {
+        let started = shared.started.load(Ordering::SeqCst);
+        if started >= 1 { Ok(()) } else { Err(format!("{started} started")) }
+    })
+    .await;
+    let second = downstream.clone();
+    let b = tokio::spawn(async move { second.call_tool("held", json!({})).await });
+    // Time for the second call to reach the gateway and queue for the slot; then it is dropped.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    b.abort();
+    let _ = b.await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    shared.gate.add_permits(1);
+    let a = bounded("the first call", a).await.unwrap();
+    assert_eq!(text_of(&a.expect("the first call")), "call 1 done");
+    // The next call gets the slot; had the cancelled one run, it would hold the gate's permit.
+    shared.gate.add_permits(1);
+    let c = bounded("a third call", downstream.call_tool("held", json!({}))).await;
+    assert_eq!(text_of(&c.expect("the third call")), "call 2 done", "the cancelled call never ran");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(shared.started.load(Ordering::SeqCst), 2, "upstream runs: the first and the third");
+    let status = front.upstream("limited");
+    assert_eq!((status.requests, status.in_flight), (2, 0), "{status:?}");
     downstream.close().await;
     front.close().await;
 }
