@@ -118,6 +118,44 @@ async fn a_legacy_upstream_that_goes_down_is_left_out_and_comes_back_on_the_same
     down_and_back(true).await;
 }
 
+async fn lingers() -> String {
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    "lingered".to_owned()
+}
+
+/// A call in flight when its upstream goes away may have run: the error says "unknown".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_cut_off_by_its_upstream_going_away_has_an_unknown_outcome() {
+    for legacy_link in [false, true] {
+        let link = if legacy_link { "legacy" } else { "modern" };
+        let server = Server::builder("leaving", "1").tools(Tools::new().add("lingers", "", lingers)).build();
+        let mut leaving = serve(server.unwrap()).await;
+        let config = if legacy_link {
+            legacy_upstream("leaving", &leaving.url())
+        } else {
+            upstream("leaving", &leaving.url())
+        };
+        let front = front(vec![config]).await;
+        let downstream = client(&front.url(), false, Handlers::default()).await;
+        let calling = downstream.clone();
+        let call = tokio::spawn(async move { calling.call_tool("lingers", json!({})).await });
+        poll(&format!("{link}: the call in flight"), DEADLINE, || async {
+            let status = front.upstream("leaving");
+            if status.in_flight == 1 { Ok(()) } else { Err(format!("{status:?}")) }
+        })
+        .await;
+        leaving.stop().await;
+        let error = protocol_error(bounded("the cut-off call", call).await.unwrap());
+        assert_eq!(error.code, code::INTERNAL_ERROR, "{link}: {error:?}");
+        let data = error.data.clone().unwrap_or_else(|| panic!("{link}: data: {error:?}"));
+        assert_eq!(data["upstream"], "leaving", "{link}: {error:?}");
+        assert_eq!(data["outcome"], "unknown", "{link}: the call may have run: {error:?}");
+        front.wait_state("leaving", UpstreamState::Down).await;
+        downstream.close().await;
+        front.close().await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hanging_upstream_does_not_hold_up_the_start() {
     let (hanging, _held) = silent().await;
