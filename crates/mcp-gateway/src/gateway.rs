@@ -194,11 +194,14 @@ impl Gateway {
     /// of connected clients.
     pub async fn close(&self) {
         self.inner.closed.cancel();
-        let upstreams = self.inner.upstreams.load_full();
-        for up in upstreams.iter() {
-            up.close().await;
-        }
         self.inner.server.shutdown();
+        let upstreams = self.inner.upstreams.load_full();
+        let mut closing = tokio::task::JoinSet::new();
+        for up in upstreams.iter() {
+            let up = up.clone();
+            closing.spawn(async move { up.close().await });
+        }
+        while closing.join_next().await.is_some() {}
     }
 
     fn tables(&self, upstreams: &[Arc<Upstream>], settings: &Settings) -> Tables {

@@ -17,6 +17,9 @@ pub struct Connection {
     session: Mutex<Option<SessionHandle>>,
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     closing: CancellationToken,
+    /// Cancelled when the client will send nothing more (stdio end of input): subscriptions end
+    /// at once, requests in flight may still finish.
+    listening_ends: CancellationToken,
 }
 
 impl std::fmt::Debug for Connection {
@@ -63,6 +66,7 @@ impl Connection {
             session: Mutex::new(None),
             in_flight: Mutex::default(),
             closing: CancellationToken::new(),
+            listening_ends: CancellationToken::new(),
         })
     }
 
@@ -116,6 +120,18 @@ impl Connection {
     /// A token cancelled when the connection closes.
     pub fn closing(&self) -> CancellationToken {
         self.closing.clone()
+    }
+
+    /// Ends this connection's subscriptions (`subscriptions/listen`, each with its completion
+    /// result) without touching its other requests: the client will send nothing more.
+    pub fn end_subscriptions(&self) {
+        self.listening_ends.cancel();
+    }
+
+    /// A token cancelled when the connection's subscriptions end ([`Connection::end_subscriptions`]
+    /// or [`Connection::close`]).
+    pub(crate) fn listening_ends(&self) -> CancellationToken {
+        self.listening_ends.clone()
     }
 
     /// Closes the connection: cancels every request in flight and fails the session's pending

@@ -180,7 +180,9 @@ impl Server {
             while tasks.try_join_next().is_some() {}
         }
 
-        // End of input: give requests in flight a moment, then cancel what is left.
+        // End of input: subscriptions end now (nobody will cancel them), requests in flight get
+        // a moment, then what is left is cancelled.
+        connection.end_subscriptions();
         if tokio::time::timeout(EOF_GRACE, async { while tasks.join_next().await.is_some() {} })
             .await
             .is_err()

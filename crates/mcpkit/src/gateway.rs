@@ -58,13 +58,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         } else if let Some(addr) = &args.http {
             serve_http(&gateway, &args, addr).await
         } else {
-            let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
-            let served = gateway.server().serve_stdio().await;
-            reloading.abort();
-            match served {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(e),
-            }
+            serve_stdio(&gateway, &args).await
         };
         gateway.close().await;
         code
@@ -86,7 +80,42 @@ fn check(gateway: &Gateway) -> ExitCode {
     }
 }
 
+/// Serves stdin/stdout until the input ends or a signal (SIGINT, SIGTERM) arrives — then the
+/// gateway is closed, its upstreams with it; SIGHUP reloads the configuration.
+async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
+    let mut signals = match signals::Signals::catch() {
+        Ok(signals) => signals,
+        Err(e) => return fail(format!("cannot catch signals: {e}")),
+    };
+    let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
+    let server = gateway.server();
+    let serving = server.serve_stdio();
+    tokio::pin!(serving);
+    let code = loop {
+        tokio::select! {
+            served = &mut serving => break match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e),
+            },
+            number = signals.next_number() => {
+                if number == signals::SIGHUP {
+                    reload(gateway, &args.config).await;
+                    continue;
+                }
+                break ExitCode::from(u8::try_from(128 + number).unwrap_or(1));
+            }
+        }
+    };
+    reloading.abort();
+    code
+}
+
 async fn serve_http(gateway: &Gateway, args: &GatewayArgs, addr: &str) -> ExitCode {
+    // Signals are caught before the address is announced: whoever reads it may signal at once.
+    let mut signals = match signals::Signals::catch() {
+        Ok(signals) => signals,
+        Err(e) => return fail(format!("cannot catch signals: {e}")),
+    };
     let bound = match bind_http(addr).await {
         Ok(bound) => bound,
         Err(e) => return fail(e),
@@ -113,10 +142,6 @@ async fn serve_http(gateway: &Gateway, args: &GatewayArgs, addr: &str) -> ExitCo
         .layer(mcp.host_guard_layer());
     let app = mcp.router().merge(status);
     eprintln!("listening on http://{}/mcp", bound.local_addr());
-    let mut signals = match signals::Signals::catch() {
-        Ok(signals) => signals,
-        Err(e) => return fail(format!("cannot catch signals: {e}")),
-    };
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let reloader = gateway.clone();
     let path = args.config.clone();

@@ -31,6 +31,8 @@ use crate::status::{UpstreamState, UpstreamStatus};
 
 /// How often a ready upstream's transport is checked for having closed.
 const CLOSED_POLL: Duration = Duration::from_millis(200);
+/// How long closing waits for the supervisor to close its connection itself.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
 /// The first wait before reconnecting after a failure, and the longest.
 const BACKOFF_START: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(30);
@@ -78,6 +80,8 @@ pub(crate) struct Upstream {
     in_flight: AtomicUsize,
     /// Downstream requests in flight through this upstream that could be asked a question.
     pub(crate) downstreams: Mutex<Vec<Arc<Downstream>>>,
+    /// The supervisor task, awaited by [`Upstream::close`].
+    supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Upstream {
@@ -100,8 +104,10 @@ impl Upstream {
             failures: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
             downstreams: Mutex::new(Vec::new()),
+            supervisor: Mutex::new(None),
         });
-        tokio::spawn(supervise(upstream.clone()));
+        let task = tokio::spawn(supervise(upstream.clone()));
+        *upstream.supervisor.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
         upstream
     }
 
@@ -229,9 +235,15 @@ impl Upstream {
         self.events.changed();
     }
 
-    /// Stops the supervisor and closes the connection (a stdio child is stopped and reaped).
+    /// Stops the supervisor, which ends its subscription and then closes the connection (a
+    /// stdio child, left with nothing open, exits at the end of its input; it is stopped and
+    /// reaped in any case).
     pub(crate) async fn close(&self) {
         self.closed.cancel();
+        let supervisor = self.supervisor.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(supervisor) = supervisor {
+            let _ = tokio::time::timeout(CLOSE_WAIT, supervisor).await;
+        }
         let client = self.life.borrow().client.clone();
         self.life.send_replace(Life { state: UpstreamState::Closed, client: None });
         if let Some(client) = client {

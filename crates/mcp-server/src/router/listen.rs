@@ -94,10 +94,12 @@ impl Server {
             return Ok(None);
         }
         let closing = ctx.connection.closing();
+        let ending = ctx.connection.listening_ends();
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
                 _ = self.inner.shutdown.cancelled() => break,
+                _ = ending.cancelled() => break,
                 _ = ctx.cancel.cancelled() => return Ok(None),
                 _ = closing.cancelled() => return Ok(None),
             };
