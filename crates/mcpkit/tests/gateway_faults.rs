@@ -1,0 +1,119 @@
+//! `mcpkit gateway` when an upstream dies (it is restarted and served again) and when the
+//! gateway itself stops (its upstreams go with it). Upstream processes are found by a marker in
+//! the environment the configuration gives them.
+#![cfg(target_os = "linux")] // /proc
+
+mod gateway_support;
+mod support;
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use gateway_support::{
+    Dir, PATIENCE, eventually, json, marker, marker_env, pids_with, stdio_upstream, the_pid_with, through_url,
+};
+
+/// How long the upstreams of a stopped gateway may take to be gone.
+const CLEANUP: Duration = Duration::from_secs(10);
+
+fn assert_all_gone(marker: &str, what: &str) {
+    eventually(&format!("no process with {marker} after {what}"), CLEANUP, || {
+        let left = pids_with(marker);
+        if left.is_empty() { Ok(()) } else { Err(format!("{left:?}")) }
+    });
+}
+
+#[test]
+fn a_killed_upstream_is_restarted_and_served_again() {
+    let dir = Dir::new("crash");
+    let (ma, mb) = (marker("crash-a"), marker("crash-b"));
+    let config = [
+        stdio_upstream("a", &marker_env(&ma)),
+        stdio_upstream("b", &format!("naming = \"always\"\n{}", marker_env(&mb))),
+    ]
+    .concat();
+    let config = dir.write_config(&config);
+    let gateway = gateway_support::gateway_http(&config);
+    let first = the_pid_with(&mb);
+    let a_pid = the_pid_with(&ma);
+
+    gateway_support::signal(first, Signal::SIGKILL);
+    let status = eventually("b to be reconnected", PATIENCE, || {
+        let status = gateway_support::status(&gateway);
+        let b = gateway_support::upstream(&status, "b");
+        if b["state"] == "ready" && b["connects"] == 2 {
+            Ok(status)
+        } else {
+            Err(format!("{status}\ngateway stderr:\n{}", gateway.stderr()))
+        }
+    });
+    let b = gateway_support::upstream(&status, "b");
+    assert!(b["last_error"].as_str().is_some_and(|e| !e.is_empty()), "the crash is reported: {status}");
+    assert_eq!(gateway_support::upstream(&status, "a")["connects"], 1, "a was left alone: {status}");
+    let second = the_pid_with(&mb);
+    assert_ne!(second, first, "a new process");
+    assert_eq!(the_pid_with(&ma), a_pid, "a was left alone");
+
+    // Its tools are listed and callable again.
+    let (code, out, err) = through_url(gateway.url(), &["call", "b__echo", "--arg", "text=back again"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(gateway_support::text(&json(&out)), "back again");
+    let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(gateway_support::tool_names(&json(&out)).iter().any(|n| n == "b__add"), "{out}");
+}
+
+#[test]
+fn sigterm_stops_the_http_gateway_and_its_upstreams() {
+    let dir = Dir::new("sigterm");
+    let (ma, mb) = (marker("term-a"), marker("term-b"));
+    let config = [
+        stdio_upstream("a", &marker_env(&ma)),
+        stdio_upstream("b", &format!("naming = \"always\"\n{}", marker_env(&mb))),
+    ]
+    .concat();
+    let config = dir.write_config(&config);
+    let mut gateway = gateway_support::gateway_http(&config);
+    the_pid_with(&ma);
+    the_pid_with(&mb);
+
+    gateway_support::signal(gateway.id(), Signal::SIGTERM);
+    let status = gateway.wait_exit(PATIENCE);
+    assert!(status.is_some(), "the gateway still runs after SIGTERM: {}", gateway.stderr());
+    assert_all_gone(&ma, "SIGTERM");
+    assert_all_gone(&mb, "SIGTERM");
+}
+
+/// A child killed (and reaped) when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_end_of_stdin_stops_the_stdio_gateway_and_its_upstreams() {
+    let dir = Dir::new("stdin");
+    let m = marker("stdin");
+    let config = dir.write_config(&stdio_upstream("a", &marker_env(&m)));
+    let mut command = support::command(&["gateway", "--config", config.to_str().unwrap(), "--stdio"]);
+    let mut gateway =
+        Guard(command.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    the_pid_with(&m);
+
+    drop(gateway.0.stdin.take());
+    let exited = eventually("the gateway to exit", PATIENCE, || match gateway.0.try_wait() {
+        Ok(Some(status)) => Ok(status),
+        other => Err(format!("{other:?}")),
+    });
+    let mut stderr = String::new();
+    gateway.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(exited.success(), "{exited}: {stderr}");
+    assert_all_gone(&m, "the end of stdin");
+}
