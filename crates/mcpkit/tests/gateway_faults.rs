@@ -1,6 +1,7 @@
-//! `mcpkit gateway` when an upstream dies (it is restarted and served again) and when the
-//! gateway itself stops (its upstreams go with it). Upstream processes are found by a marker in
-//! the environment the configuration gives them.
+//! `mcpkit gateway` when an upstream dies (it is restarted and served again), when the
+//! gateway itself stops (its upstreams go with it) and when a downstream caller gives up (the
+//! upstream request is cancelled). Upstream processes are found by a marker in the environment
+//! the configuration gives them.
 #![cfg(target_os = "linux")] // /proc
 
 mod gateway_support;
@@ -116,4 +117,43 @@ fn the_end_of_stdin_stops_the_stdio_gateway_and_its_upstreams() {
     gateway.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     assert!(exited.success(), "{exited}: {stderr}");
     assert_all_gone(&m, "the end of stdin");
+}
+
+#[test]
+fn a_downstream_cancel_reaches_the_upstream() {
+    use std::io::{BufRead, BufReader};
+
+    let dir = Dir::new("cancel");
+    let config = dir.write_config(&stdio_upstream("a", ""));
+    // The gateway's own client traces what it sends its upstreams.
+    let mut command =
+        support::command(&["gateway", "--config", config.to_str().unwrap(), "--http", "127.0.0.1:0"]);
+    command.env("RUST_LOG", "mcp_client::wire=trace");
+    let gateway = mcp_testkit::process::ListeningProcess::start(command);
+
+    let args = ["call", "countdown", "--arg", "seconds=120", "--progress", "--url", gateway.url()];
+    let mut call =
+        Guard(support::command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = BufReader::new(call.0.stderr.take().unwrap());
+    // The first progress report: the upstream runs the countdown.
+    let mut line = String::new();
+    while !line.starts_with("progress ") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit call ended before any progress");
+    }
+    gateway_support::signal(call.0.id(), Signal::SIGINT);
+    let exited = eventually("mcpkit call to exit", PATIENCE, || match call.0.try_wait() {
+        Ok(Some(status)) => Ok(status),
+        other => Err(format!("{other:?}")),
+    });
+    assert_eq!(exited.code(), Some(130), "{exited}");
+
+    // The gateway cancels its upstream request, and the upstream's countdown stops.
+    eventually("notifications/cancelled sent upstream, and the countdown stopped", PATIENCE, || {
+        let trace = gateway.stderr();
+        let sent =
+            trace.lines().any(|l| l.contains("-> ") && l.contains(r#""method":"notifications/cancelled""#));
+        let stopped = trace.lines().any(|l| l.contains("<- ") && l.contains(r#""text":"cancelled""#));
+        if sent && stopped { Ok(()) } else { Err(trace) }
+    });
 }
