@@ -178,3 +178,59 @@ fn a_missing_command_is_down_and_the_rest_is_served() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(text(&json(&out)), "still here");
 }
+
+#[test]
+fn prompts_and_templates_are_named_like_tools_and_resources() {
+    let dir = Dir::new("prompts");
+    let config = two_upstreams(&dir);
+
+    let (code, out, err) = through_stdio(&config, &["list", "prompts"], None);
+    assert_eq!(code, 0, "{err}");
+    let prompts: Vec<String> = json(&out)["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(prompts.contains(&"poem".to_owned()) && prompts.contains(&"b__poem".to_owned()), "{prompts:?}");
+    let (code, out, err) = through_stdio(&config, &["prompt", "b__poem", "--arg", "subject=sea"], None);
+    assert_eq!(code, 0, "{err}");
+    let result = json(&out);
+    assert!(result["messages"][0]["content"]["text"].as_str().unwrap().contains("sea"), "{result}");
+
+    let (code, out, err) = through_stdio(&config, &["list", "templates"], None);
+    assert_eq!(code, 0, "{err}");
+    let templates: Vec<String> = json(&out)["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["uriTemplate"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(templates.contains(&"demo://notes/{id}".to_owned()), "{templates:?}");
+    assert!(templates.contains(&"b+demo://notes/{id}".to_owned()), "{templates:?}");
+    let (code, out, err) = through_stdio(&config, &["read", "b+demo://notes/7"], None);
+    assert_eq!(code, 0, "{err}");
+    let result = json(&out);
+    assert_eq!(result["contents"][0]["uri"], "b+demo://notes/7", "{result}");
+    assert!(result["contents"][0]["text"].as_str().unwrap().starts_with("Note 7"), "{result}");
+}
+
+#[test]
+fn an_mcp_servers_json_file_is_a_configuration_too() {
+    let dir = Dir::new("mcp-servers");
+    let config = dir.path().join("mcp.json");
+    let servers = serde_json::json!({
+        "mcpServers": {
+            "one": {"command": support::BIN, "args": ["serve", "--stdio"]},
+            "two": {"command": support::BIN, "args": ["serve", "--stdio"], "naming": "always"},
+        }
+    });
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let (code, out, err) = through_stdio(&config, &["list", "tools"], None);
+    assert_eq!(code, 0, "{err}");
+    let names = tool_names(&json(&out));
+    assert!(names.iter().any(|n| n == "echo") && names.iter().any(|n| n == "two__echo"), "{names:?}");
+    let (code, out, err) = through_stdio(&config, &["call", "two__echo", "--arg", "text=from json"], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text(&json(&out)), "from json");
+}

@@ -1,9 +1,9 @@
-//! `mcpkit gateway --http`: its `/status` route, and the configuration reloaded while it serves.
+//! `mcpkit gateway --http`: its `/status` route.
 
 mod gateway_support;
 mod support;
 
-use gateway_support::{Dir, PATIENCE, eventually, json, stdio_upstream, through_url, tool_names};
+use gateway_support::{Dir, json, stdio_upstream, through_url};
 
 #[test]
 fn status_reports_every_upstream() {
@@ -45,54 +45,4 @@ fn status_refuses_a_foreign_host() {
     let (code, body) = gateway_support::http_get(gateway.authority(), "/status", gateway.authority());
     assert_eq!(code, 200, "{body}");
     assert!(json(&body)["upstreams"].is_array(), "{body}");
-}
-
-/// The tool names the gateway at `url` lists now (`Err`: what went wrong).
-fn listed(url: &str) -> Result<Vec<String>, String> {
-    let (code, out, err) = through_url(url, &["list", "tools"]);
-    if code != 0 {
-        return Err(format!("exit {code}: {err}"));
-    }
-    Ok(tool_names(&json(&out)))
-}
-
-#[test]
-fn a_changed_configuration_is_reloaded_and_a_bad_one_refused() {
-    let dir = Dir::new("reload");
-    let a = stdio_upstream("a", "");
-    let config = dir.write_config(&a);
-    let gateway = gateway_support::gateway_http(&config);
-    let before = listed(gateway.url()).unwrap();
-    assert!(before.iter().any(|n| n == "echo"), "{before:?}");
-    assert!(!before.iter().any(|n| n.starts_with("c__")), "{before:?}");
-
-    // A second upstream, always prefixed.
-    dir.write_config(&[a.clone(), stdio_upstream("second", "naming = \"always\"\nprefix = \"c\"")].concat());
-    let names = eventually("c__echo to be listed", PATIENCE, || {
-        let names = listed(gateway.url())?;
-        if names.iter().any(|n| n == "c__echo") {
-            Ok(names)
-        } else {
-            Err(format!("{names:?}\ngateway stderr:\n{}", gateway.stderr()))
-        }
-    });
-    assert!(names.iter().any(|n| n == "echo"), "a keeps its names: {names:?}");
-    let (code, out, err) = through_url(gateway.url(), &["call", "c__add", r#"{"a":2,"b":2}"#]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(json(&out)["structuredContent"]["sum"], 4.0, "{out}");
-
-    // Both unprefixed: a clash the `never` policy refuses; the running configuration stays.
-    let clash = format!("[gateway]\nnaming = \"never\"\n\n{a}{}", stdio_upstream("second", "prefix = \"c\""));
-    dir.write_config(&clash);
-    eventually("the reload to be refused", PATIENCE, || {
-        let stderr = gateway.stderr();
-        if stderr.contains("reload refused") { Ok(()) } else { Err(stderr) }
-    });
-    let refused = gateway.stderr();
-    let line = refused.lines().find(|l| l.contains("reload refused")).unwrap();
-    assert!(line.contains("echo"), "names the clashing tool: {line}");
-    let after = listed(gateway.url()).unwrap();
-    assert!(after.iter().any(|n| n == "c__echo") && after.iter().any(|n| n == "echo"), "{after:?}");
-    let status = gateway_support::status(&gateway);
-    assert_eq!(gateway_support::upstream(&status, "second")["state"], "ready", "{status}");
 }
