@@ -94,15 +94,44 @@ pub(crate) fn through_url(url: &str, args: &[&str]) -> (i32, String, String) {
     support::run(&all)
 }
 
-/// `mcpkit gateway --config CONFIG --http 127.0.0.1:0`, killed on drop.
-pub(crate) fn gateway_http(config: &Path) -> ListeningProcess {
-    ListeningProcess::start(support::command(&[
+/// `mcpkit gateway --config CONFIG --http 127.0.0.1:0`, stopped on drop.
+pub(crate) fn gateway_http(config: &Path) -> HttpGateway {
+    HttpGateway(ListeningProcess::start(support::command(&[
         "gateway",
         "--config",
         config.to_str().unwrap(),
         "--http",
         "127.0.0.1:0",
-    ]))
+    ])))
+}
+
+/// A gateway serving HTTP. Dropped, it is asked to stop (SIGTERM), so that it stops its
+/// upstreams too, and killed when it takes too long.
+pub(crate) struct HttpGateway(pub(crate) ListeningProcess);
+
+impl std::ops::Deref for HttpGateway {
+    type Target = ListeningProcess;
+    fn deref(&self) -> &ListeningProcess {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for HttpGateway {
+    fn deref_mut(&mut self) -> &mut ListeningProcess {
+        &mut self.0
+    }
+}
+
+impl Drop for HttpGateway {
+    fn drop(&mut self) {
+        // Not signalled once reaped: its pid may belong to another process by now.
+        #[cfg(unix)]
+        if self.0.wait_exit(Duration::ZERO).is_none() {
+            signal(self.0.id(), nix::sys::signal::Signal::SIGTERM);
+            let _ = self.0.wait_exit(PATIENCE);
+        }
+        // Then the ListeningProcess kills whatever is left.
+    }
 }
 
 /// The one JSON document of `out`.
@@ -182,7 +211,7 @@ fn unchunk(mut rest: &str) -> String {
 }
 
 /// The gateway's `/status`, as JSON.
-pub(crate) fn status(gateway: &ListeningProcess) -> serde_json::Value {
+pub(crate) fn status(gateway: &HttpGateway) -> serde_json::Value {
     let (code, body) = http_get(gateway.authority(), "/status", gateway.authority());
     assert_eq!(code, 200, "{body}");
     json(&body)
