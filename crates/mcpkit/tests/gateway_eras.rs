@@ -141,3 +141,34 @@ fn the_last_progress_report_is_passed_on() {
         }
     }
 }
+
+#[test]
+fn elicitation_over_http_downstream_in_every_pairing_of_eras() {
+    let dir = Dir::new("elicitation-http");
+    for (config, upstream) in upstreams(&dir) {
+        let gateway = gateway_support::gateway_http(&config);
+        for (era, downstream) in DOWNSTREAMS {
+            let args = [&["call", "greet_me", "--interactive", "--url", gateway.url()], era].concat();
+            let (code, out, err) = support::run_with(support::command(&args), Some("Ann\ny\n"));
+            assert_eq!(code, 0, "{downstream}, {upstream}: {out}\n{err}\ngateway: {}", gateway.stderr());
+            assert_eq!(text(&json(&out)), "Hello, Ann!", "{downstream}, {upstream}");
+        }
+    }
+}
+
+#[test]
+fn roots_in_every_pairing_of_eras() {
+    let dir = Dir::new("roots");
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let canonical = shared.canonicalize().unwrap();
+    let expected = format!("shared: file://{}", canonical.to_str().unwrap());
+    for (config, upstream) in upstreams(&dir) {
+        for (era, downstream) in DOWNSTREAMS {
+            let (code, out, err) =
+                call(&config, &["call", "roots", "--root", shared.to_str().unwrap()], era, None);
+            assert_eq!(code, 0, "{downstream}, {upstream}: {out}\n{err}");
+            assert_eq!(text(&json(&out)), expected, "{downstream}, {upstream}");
+        }
+    }
+}

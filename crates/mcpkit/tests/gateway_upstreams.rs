@@ -108,3 +108,49 @@ fn a_lazy_upstream_starts_when_needed() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(text(&json(&out)), "lazy");
 }
+
+#[test]
+fn an_http_upstream_that_goes_away_is_left_out_until_it_is_back() {
+    let mut server = support::serve_http(&[]);
+    let authority = server.authority().to_owned();
+    let dir = Dir::new("http-restart");
+    let config = dir.write_config(
+        &[stdio_upstream("a", ""), http_upstream("web", server.url(), "naming = \"always\"")].concat(),
+    );
+    let gateway = gateway_support::gateway_http(&config);
+    let (code, _, err) = through_url(gateway.url(), &["call", "web__echo", "--arg", "text=x"]);
+    assert_eq!(code, 0, "{err}");
+
+    server.kill();
+    // A failed request or the broken stream tells the gateway; its tools are left out.
+    let status = eventually("web to be down and its tools left out", PATIENCE, || {
+        let _ = through_url(gateway.url(), &["call", "web__echo", "--arg", "text=x"]);
+        let status = gateway_support::status(&gateway);
+        let web = gateway_support::upstream(&status, "web");
+        let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+        let names = if code == 0 { tool_names(&json(&out)) } else { return Err(err) };
+        if web["state"] == "down" && !names.iter().any(|n| n.starts_with("web__")) {
+            Ok(status)
+        } else {
+            Err(format!("{status}\n{names:?}"))
+        }
+    });
+    let web = gateway_support::upstream(&status, "web");
+    assert!(web["last_error"].as_str().is_some_and(|e| !e.is_empty()), "{status}");
+    assert_eq!(gateway_support::upstream(&status, "a")["state"], "ready", "{status}");
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=a still"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text(&json(&out)), "a still");
+
+    // The server is back on the same address: the gateway reconnects (with backoff).
+    let _back =
+        mcp_testkit::process::ListeningProcess::start(support::command(&["serve", "--http", &authority]));
+    eventually("web to be ready again", PATIENCE, || {
+        let status = gateway_support::status(&gateway);
+        let web = gateway_support::upstream(&status, "web");
+        if web["state"] == "ready" && web["connects"] == 2 { Ok(()) } else { Err(status.to_string()) }
+    });
+    let (code, out, err) = through_url(gateway.url(), &["call", "web__echo", "--arg", "text=back"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text(&json(&out)), "back");
+}
