@@ -234,3 +234,14 @@ fn an_mcp_servers_json_file_is_a_configuration_too() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(text(&json(&out)), "from json");
 }
+
+#[test]
+fn a_rename_onto_a_taken_name_fails_the_start() {
+    let dir = Dir::new("rename-clash");
+    let config =
+        [stdio_upstream("a", ""), stdio_upstream("b", "naming = \"always\"\nrename = { echo = \"add\" }")];
+    let config = dir.write_config(&config.concat());
+    let (code, out, err) = support::run(&["gateway", "--config", config.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("tool \"add\" is offered by a and b"), "{err}");
+}
