@@ -1,0 +1,179 @@
+//! `mcpkit gateway` stopping: whether asked by a signal or by the end of its stdin, no upstream
+//! process outlives it — not even one that would not stop by itself. Upstream processes are
+//! found by a marker in the environment the configuration gives them.
+#![cfg(target_os = "linux")] // /proc
+
+mod gateway_support;
+mod support;
+
+use std::io::Read;
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use nix::sys::signal::Signal;
+
+use gateway_support::{Dir, PATIENCE, eventually, marker, marker_env, pids_with, quoted, stdio_upstream};
+
+/// How long the upstreams of a stopped gateway may take to be gone.
+const CLEANUP: Duration = Duration::from_secs(10);
+
+/// A `[servers.NAME]` table whose process is a shell running `mcpkit serve --stdio` and then,
+/// once that ends, a long sleep (a server that lingers, with a child of its own: only stopping
+/// its process group stops it); `extra` lines after.
+fn lingering_upstream(name: &str, marker: &str, extra: &str) -> String {
+    format!(
+        "[servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", \"\\\"$$0\\\" serve --stdio; sleep 600\", {}]\n{}\n{extra}\n",
+        quoted(support::BIN),
+        marker_env(marker),
+    )
+}
+
+/// Kills every process with its marker when dropped, so a failing test leaves none behind.
+struct Sweep(Vec<String>);
+
+impl Drop for Sweep {
+    fn drop(&mut self) {
+        for marker in &self.0 {
+            for pid in pids_with(marker) {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A child killed (and reaped) when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn assert_all_gone(marker: &str, what: &str) {
+    eventually(&format!("no process with {marker} after {what}"), CLEANUP, || {
+        let left = pids_with(marker);
+        if left.is_empty() { Ok(()) } else { Err(format!("{left:?}")) }
+    });
+}
+
+/// Two lingering upstreams (`a`, and `b` always prefixed) and their markers.
+fn two_lingering(dir: &Dir, test: &str) -> (std::path::PathBuf, [String; 2], Sweep) {
+    let markers = [marker(&format!("{test}-a")), marker(&format!("{test}-b"))];
+    let config = [
+        lingering_upstream("a", &markers[0], ""),
+        lingering_upstream("b", &markers[1], "naming = \"always\""),
+    ]
+    .concat();
+    let sweep = Sweep(markers.to_vec());
+    (dir.write_config(&config), markers, sweep)
+}
+
+/// `mcpkit gateway --config CONFIG --stdio`, with its stdin piped, once its upstreams run.
+fn stdio_gateway(config: &std::path::Path, markers: &[String]) -> Guard {
+    let mut command = support::command(&["gateway", "--config", config.to_str().unwrap(), "--stdio"]);
+    let gateway =
+        Guard(command.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    wait_running(markers);
+    gateway
+}
+
+/// Waits for the upstreams of `markers` to run: each a shell and its `mcpkit serve`.
+fn wait_running(markers: &[String]) {
+    for marker in markers {
+        eventually(&format!("the processes of {marker}"), PATIENCE, || match pids_with(marker).len() {
+            2 => Ok(()),
+            n => Err(format!("{n} processes")),
+        });
+    }
+}
+
+fn wait_exit(gateway: &mut Guard) -> (std::process::ExitStatus, String) {
+    let exited = eventually("the gateway to exit", PATIENCE, || match gateway.0.try_wait() {
+        Ok(Some(status)) => Ok(status),
+        other => Err(format!("{other:?}")),
+    });
+    let mut stderr = String::new();
+    gateway.0.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    (exited, stderr)
+}
+
+#[test]
+fn sigterm_stops_the_http_gateway_and_its_upstreams() {
+    let dir = Dir::new("sigterm-http");
+    let (config, markers, _sweep) = two_lingering(&dir, "term-http");
+    let mut gateway = gateway_support::gateway_http(&config);
+    wait_running(&markers);
+
+    gateway_support::signal(gateway.id(), Signal::SIGTERM);
+    let status = gateway.wait_exit(PATIENCE);
+    assert!(status.is_some(), "the gateway still runs after SIGTERM: {}", gateway.stderr());
+    for marker in &markers {
+        assert_all_gone(marker, "SIGTERM");
+    }
+}
+
+#[test]
+fn the_end_of_stdin_stops_the_stdio_gateway_and_its_upstreams() {
+    let dir = Dir::new("stdin");
+    let (config, markers, _sweep) = two_lingering(&dir, "stdin");
+    let mut gateway = stdio_gateway(&config, &markers);
+
+    drop(gateway.0.stdin.take());
+    let (exited, stderr) = wait_exit(&mut gateway);
+    assert!(exited.success(), "{exited}: {stderr}");
+    for marker in &markers {
+        assert_all_gone(marker, "the end of stdin");
+    }
+}
+
+#[test]
+#[ignore = "BUG: `mcpkit gateway --stdio` catches no signal: SIGTERM (which a client that closed its \
+            stdin sends after 2 s, e.g. `mcpkit call -- mcpkit gateway`) kills it without \
+            Gateway::close, so its upstreams (each in a process group of its own) are orphaned"]
+fn sigterm_stops_the_stdio_gateway_and_its_upstreams() {
+    let dir = Dir::new("sigterm-stdio");
+    let (config, markers, _sweep) = two_lingering(&dir, "term-stdio");
+    let mut gateway = stdio_gateway(&config, &markers);
+
+    gateway_support::signal(gateway.0.id(), Signal::SIGTERM);
+    let (_, stderr) = wait_exit(&mut gateway);
+    for marker in &markers {
+        assert_all_gone(marker, &format!("SIGTERM (gateway stderr: {stderr})"));
+    }
+}
+
+/// `mcpkit gateway --check` on one stdio upstream (`extra`: more of its table), with the
+/// gateway's stdio transport logging how the upstream process ended: its stderr.
+fn check_with_stop_log(test: &str, extra: &str) -> String {
+    let dir = Dir::new(test);
+    let config = dir.write_config(&stdio_upstream("up", extra));
+    let mut command = support::command(&["gateway", "--config", config.to_str().unwrap(), "--check"]);
+    command.env("RUST_LOG", "mcp_client::transport::stdio=debug");
+    let (code, out, err) = support::run_with(command, None);
+    assert_eq!(code, 0, "{out}\n{err}");
+    err
+}
+
+/// The upstream ended by itself (its stdin closed), not by the signal after the grace period.
+fn assert_stopped_by_itself(err: &str) {
+    assert!(err.contains("server process stopped (exit status: 0)"), "{err}");
+    assert!(!err.contains("SIGTERM") && !err.contains("SIGKILL"), "{err}");
+}
+
+#[test]
+fn a_legacy_upstream_exits_by_itself_when_the_gateway_closes() {
+    let err = check_with_stop_log("stop-legacy", "protocol_version = \"2025-06-18\"");
+    assert_stopped_by_itself(&err);
+}
+
+#[test]
+#[ignore = "BUG: at the end of stdin mcp-server (stdio.rs) keeps the gateway's open subscriptions/listen \
+            in flight for its 2 s EOF_GRACE (connection.close() only after it, contrary to its doc), and \
+            the gateway does not cancel the listen before closing: mcp-client SIGTERMs every modern stdio \
+            upstream after its own 2 s, and Gateway::close takes 2 s per upstream, one after another"]
+fn a_modern_upstream_exits_by_itself_when_the_gateway_closes() {
+    let err = check_with_stop_log("stop-modern", "");
+    assert_stopped_by_itself(&err);
+}

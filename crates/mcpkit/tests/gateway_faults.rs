@@ -1,0 +1,104 @@
+//! `mcpkit gateway` when an upstream dies (it is restarted and served again) and when a
+//! downstream caller gives up (the upstream request is cancelled). Upstream processes are found
+//! by a marker in the environment the configuration gives them.
+#![cfg(target_os = "linux")] // /proc
+
+mod gateway_support;
+mod support;
+
+use std::process::{Child, Stdio};
+
+use nix::sys::signal::Signal;
+
+use gateway_support::{
+    Dir, PATIENCE, eventually, json, marker, marker_env, stdio_upstream, the_pid_with, through_url,
+};
+
+#[test]
+fn a_killed_upstream_is_restarted_and_served_again() {
+    let dir = Dir::new("crash");
+    let (ma, mb) = (marker("crash-a"), marker("crash-b"));
+    let config = [
+        stdio_upstream("a", &marker_env(&ma)),
+        stdio_upstream("b", &format!("naming = \"always\"\n{}", marker_env(&mb))),
+    ]
+    .concat();
+    let config = dir.write_config(&config);
+    let gateway = gateway_support::gateway_http(&config);
+    let first = the_pid_with(&mb);
+    let a_pid = the_pid_with(&ma);
+
+    gateway_support::signal(first, Signal::SIGKILL);
+    let status = eventually("b to be reconnected", PATIENCE, || {
+        let status = gateway_support::status(&gateway);
+        let b = gateway_support::upstream(&status, "b");
+        if b["state"] == "ready" && b["connects"] == 2 {
+            Ok(status)
+        } else {
+            Err(format!("{status}\ngateway stderr:\n{}", gateway.stderr()))
+        }
+    });
+    let b = gateway_support::upstream(&status, "b");
+    assert!(b["last_error"].as_str().is_some_and(|e| !e.is_empty()), "the crash is reported: {status}");
+    assert_eq!(gateway_support::upstream(&status, "a")["connects"], 1, "a was left alone: {status}");
+    let second = the_pid_with(&mb);
+    assert_ne!(second, first, "a new process");
+    assert_eq!(the_pid_with(&ma), a_pid, "a was left alone");
+
+    // Its tools are listed and callable again.
+    let (code, out, err) = through_url(gateway.url(), &["call", "b__echo", "--arg", "text=back again"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(gateway_support::text(&json(&out)), "back again");
+    let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(gateway_support::tool_names(&json(&out)).iter().any(|n| n == "b__add"), "{out}");
+}
+
+/// A child killed (and reaped) when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_downstream_cancel_reaches_the_upstream() {
+    use std::io::{BufRead, BufReader};
+
+    let dir = Dir::new("cancel");
+    let config = dir.write_config(&stdio_upstream("a", ""));
+    // The gateway's own client traces what it sends its upstreams.
+    let mut command =
+        support::command(&["gateway", "--config", config.to_str().unwrap(), "--http", "127.0.0.1:0"]);
+    command.env("RUST_LOG", "mcp_client::wire=trace");
+    let gateway = gateway_support::HttpGateway(mcp_testkit::process::ListeningProcess::start(command));
+
+    let args = ["call", "countdown", "--arg", "seconds=120", "--progress", "--url", gateway.url()];
+    let mut call =
+        Guard(support::command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap());
+    let mut stderr = BufReader::new(call.0.stderr.take().unwrap());
+    // The first progress report: the upstream runs the countdown.
+    let mut line = String::new();
+    while !line.starts_with("progress ") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit call ended before any progress");
+    }
+    gateway_support::signal(call.0.id(), Signal::SIGINT);
+    let exited = eventually("mcpkit call to exit", PATIENCE, || match call.0.try_wait() {
+        Ok(Some(status)) => Ok(status),
+        other => Err(format!("{other:?}")),
+    });
+    assert_eq!(exited.code(), Some(130), "{exited}");
+
+    // The gateway cancels its upstream request, and the upstream's countdown stops.
+    eventually("notifications/cancelled sent upstream, and the countdown stopped", PATIENCE, || {
+        let trace = gateway.stderr();
+        let sent =
+            trace.lines().any(|l| l.contains("-> ") && l.contains(r#""method":"notifications/cancelled""#));
+        let stopped = trace.lines().any(|l| l.contains("<- ") && l.contains(r#""text":"cancelled""#));
+        if sent && stopped { Ok(()) } else { Err(trace) }
+    });
+}

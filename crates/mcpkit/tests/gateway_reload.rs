@@ -1,0 +1,153 @@
+//! `mcpkit gateway --http` reloading its configuration while it serves: when the file changes
+//! and on SIGHUP; a configuration it cannot serve is refused and the running one kept; clients
+//! are told when the tool list changed.
+
+mod gateway_support;
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+
+use gateway_support::{Dir, PATIENCE, eventually, json, stdio_upstream, through_url, tool_names};
+
+/// The tool names the gateway at `url` lists now (`Err`: what went wrong).
+fn listed(url: &str) -> Result<Vec<String>, String> {
+    let (code, out, err) = through_url(url, &["list", "tools"]);
+    if code != 0 {
+        return Err(format!("exit {code}: {err}"));
+    }
+    Ok(tool_names(&json(&out)))
+}
+
+#[test]
+fn a_changed_configuration_is_reloaded_and_a_bad_one_refused() {
+    let dir = Dir::new("reload");
+    let a = stdio_upstream("a", "");
+    let config = dir.write_config(&a);
+    let gateway = gateway_support::gateway_http(&config);
+    let before = listed(gateway.url()).unwrap();
+    assert!(before.iter().any(|n| n == "echo"), "{before:?}");
+    assert!(!before.iter().any(|n| n.starts_with("c__")), "{before:?}");
+
+    // A second upstream, always prefixed.
+    dir.write_config(&[a.clone(), stdio_upstream("second", "naming = \"always\"\nprefix = \"c\"")].concat());
+    let names = until_c_is_listed(&gateway);
+    assert!(names.iter().any(|n| n == "echo"), "a keeps its names: {names:?}");
+    let (code, out, err) = through_url(gateway.url(), &["call", "c__add", r#"{"a":2,"b":2}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["structuredContent"]["sum"], 4.0, "{out}");
+
+    // Both unprefixed: a clash the `never` policy refuses; the running configuration stays.
+    let clash = format!("[gateway]\nnaming = \"never\"\n\n{a}{}", stdio_upstream("second", "prefix = \"c\""));
+    dir.write_config(&clash);
+    eventually("the reload to be refused", PATIENCE, || {
+        let stderr = gateway.stderr();
+        if stderr.contains("reload refused") { Ok(()) } else { Err(stderr) }
+    });
+    let refused = gateway.stderr();
+    let line = refused.lines().find(|l| l.contains("reload refused")).unwrap();
+    assert!(line.contains("echo"), "names the clashing tool: {line}");
+    let after = listed(gateway.url()).unwrap();
+    assert!(after.iter().any(|n| n == "c__echo") && after.iter().any(|n| n == "echo"), "{after:?}");
+    let status = gateway_support::status(&gateway);
+    assert_eq!(gateway_support::upstream(&status, "second")["state"], "ready", "{status}");
+}
+
+/// The tool names, once `c__echo` is among them.
+fn until_c_is_listed(gateway: &mcp_testkit::process::ListeningProcess) -> Vec<String> {
+    eventually("c__echo to be listed", PATIENCE, || {
+        let names = listed(gateway.url())?;
+        if names.iter().any(|n| n == "c__echo") {
+            Ok(names)
+        } else {
+            Err(format!("{names:?}\ngateway stderr:\n{}", gateway.stderr()))
+        }
+    })
+}
+
+#[cfg(unix)]
+#[test]
+fn sighup_reloads_an_unchanged_looking_file() {
+    let dir = Dir::new("sighup");
+    let a = stdio_upstream("a", "");
+    let config = dir.write_config(&a);
+    let gateway = gateway_support::gateway_http(&config);
+    let before = listed(gateway.url()).unwrap();
+    assert!(!before.iter().any(|n| n.starts_with("c__")), "{before:?}");
+
+    // New contents under the old modification time: the watcher sees nothing.
+    let mtime = std::fs::metadata(&config).unwrap().modified().unwrap();
+    let next = dir.path().join("next.toml");
+    std::fs::write(&next, [a, stdio_upstream("c", "naming = \"always\"")].concat()).unwrap();
+    std::fs::File::options().write(true).open(&next).unwrap().set_modified(mtime).unwrap();
+    std::fs::rename(&next, &config).unwrap();
+    gateway_support::signal(gateway.id(), nix::sys::signal::Signal::SIGHUP);
+    let names = until_c_is_listed(&gateway);
+    assert!(names.iter().any(|n| n == "echo"), "{names:?}");
+    assert!(gateway.stderr().contains("configuration reloaded"), "{}", gateway.stderr());
+}
+
+/// `mcpkit listen --tools --url URL [extra]`, its stdout lines sent on the channel; killed on
+/// drop.
+struct Listener {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Listener {
+    fn start(url: &str, extra: &[&str]) -> Listener {
+        let mut command = support::command(&["listen", "--tools", "--url", url]);
+        command.args(extra).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = command.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Listener { child, lines }
+    }
+
+    /// The next line, within `PATIENCE`.
+    fn next(&self, what: &str) -> serde_json::Value {
+        let line = self
+            .lines
+            .recv_timeout(PATIENCE)
+            .unwrap_or_else(|e| panic!("no {what} from mcpkit listen within {} s: {e}", PATIENCE.as_secs()));
+        json(&line)
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn listeners_of_both_eras_hear_of_the_new_tools() {
+    let dir = Dir::new("listen");
+    let a = stdio_upstream("a", "");
+    let config = dir.write_config(&a);
+    let gateway = gateway_support::gateway_http(&config);
+    let modern = Listener::start(gateway.url(), &[]);
+    let legacy = Listener::start(gateway.url(), &["--protocol-version", "2025-11-25"]);
+    // Subscribed (modern: acknowledged; legacy: the same line, printed once the session is up).
+    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+        let first = listener.next("acknowledgement");
+        assert_eq!(first["acknowledged"]["toolsListChanged"], true, "{era}: {first}");
+    }
+
+    dir.write_config(&[a, stdio_upstream("c", "naming = \"always\"")].concat());
+    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+        let changed = listener.next("list change");
+        assert_eq!(changed["method"], "notifications/tools/list_changed", "{era}: {changed}");
+    }
+    until_c_is_listed(&gateway);
+}
