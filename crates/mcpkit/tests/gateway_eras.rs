@@ -107,8 +107,7 @@ fn progress_in_every_pairing_of_eras() {
             assert_eq!(text(&json(&out)), "Lift-off!", "{downstream}, {upstream}");
             let lines = progress_lines(&err);
             assert!(!lines.is_empty(), "{downstream}, {upstream}: no progress shown: {err}");
-            // The reports sent while the countdown runs (the last one races with the result:
-            // see the ignored test below).
+            // The reports sent while the countdown runs (the last one: the test below).
             assert_eq!(lines[0], "progress 0/2 2 s left", "{downstream}, {upstream}: {lines:?}");
             assert!(
                 lines.len() >= 2 && lines[1] == "progress 1/2 1 s left",
@@ -119,9 +118,6 @@ fn progress_in_every_pairing_of_eras() {
 }
 
 #[test]
-#[ignore = "BUG: mcp-gateway forward.rs `forward` returns as soon as the upstream's result arrives \
-            without draining the progress reports still queued in `rx`, so the final \
-            notifications/progress (sent just before the result, e.g. countdown's 2/2) is dropped"]
 fn the_last_progress_report_is_passed_on() {
     let dir = Dir::new("last-progress");
     let args = ["call", "countdown", "--arg", "seconds=1", "--progress"];

@@ -85,9 +85,6 @@ fn a_slow_upstream_is_an_internal_error_naming_it() {
 }
 
 #[test]
-#[ignore = "BUG: a `start = \"lazy\"` upstream is never started: only a forwarded request (ready_client) \
-            wakes it, but while idle its catalog is empty, so no downstream name routes to it and the \
-            lists are served from the static tables without asking it"]
 fn a_lazy_upstream_starts_when_needed() {
     let dir = Dir::new("lazy");
     let config = dir.write_config(
@@ -97,7 +94,7 @@ fn a_lazy_upstream_starts_when_needed() {
     let status = gateway_support::status(&gateway);
     assert_eq!(gateway_support::upstream(&status, "b")["state"], "idle", "not started yet: {status}");
 
-    // Whatever a client does first (listing, then calling), b's tools become usable.
+    // Listed at start (its tools are known while it idles); its first call starts it.
     let names = eventually("b's tools to be listed", PATIENCE, || {
         let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
         let names = if code == 0 { tool_names(&json(&out)) } else { return Err(err) };
@@ -107,6 +104,12 @@ fn a_lazy_upstream_starts_when_needed() {
     let (code, out, err) = through_url(gateway.url(), &["call", "b__echo", "--arg", "text=lazy"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(text(&json(&out)), "lazy");
+    let status = gateway_support::status(&gateway);
+    assert_eq!(
+        gateway_support::upstream(&status, "b")["state"],
+        "ready",
+        "started by its first call: {status}"
+    );
 }
 
 #[test]
