@@ -114,6 +114,7 @@ pub(crate) struct SendOptions {
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) version: Option<ProtocolVersion>,
     pub(crate) headers: RequestHeaders,
+    pub(crate) tag: Option<crate::handler::Tag>,
 }
 
 pub(crate) struct Engine {
@@ -126,6 +127,8 @@ pub(crate) struct Engine {
     /// Bumped when the server process was replaced; the client re-handshakes lazily.
     generation: AtomicU64,
     server_tasks: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// The tags of requests in flight that have one ([`SendOptions::tag`]).
+    tags: Mutex<HashMap<RequestId, crate::handler::Tag>>,
     /// One permit per server→client request being answered ([`QueueLimits::server_requests`]).
     server_slots: Arc<Semaphore>,
     /// Refusals of server→client requests beyond the limit, on their way out: a task of their
@@ -155,6 +158,7 @@ impl Engine {
             closed: Mutex::new(None),
             generation: AtomicU64::new(0),
             server_tasks: Mutex::new(HashMap::new()),
+            tags: Mutex::new(HashMap::new()),
             server_slots: Arc::new(Semaphore::new(limits.server_requests.max(1))),
             refusals,
             limits,
@@ -297,6 +301,9 @@ impl Engine {
         }
         let slot = Arc::new(Slot::default());
         lock(&self.pending).insert(id.clone(), slot.clone());
+        if let Some(tag) = &options.tag {
+            lock(&self.tags).insert(id.clone(), tag.clone());
+        }
         let mut guard = CallGuard {
             engine: self.clone(),
             id: id.clone(),
@@ -385,6 +392,7 @@ impl Engine {
             // Whoever ended the call took it out of the pending table; what arrived before the
             // end was seen first.
             guard.armed = false;
+            lock(&self.tags).remove(&id);
             let dropped = lock(&slot.0).dropped;
             if dropped > 0 {
                 tracing::warn!(target: "mcp_client", id = ?id, "{dropped} notifications for this {method} were dropped: the caller did not keep up");
@@ -430,7 +438,8 @@ impl Engine {
         }
     }
 
-    async fn on_message(self: &Arc<Self>, bytes: Bytes) {
+    /// Handles one message; `tag` is the tag of the request whose stream carried it, if any.
+    async fn on_message(self: &Arc<Self>, bytes: Bytes, tag: Option<crate::handler::Tag>) {
         let message = match mcp_types::decode_message(&bytes, DecodeOptions::default()) {
             Ok(m) => m,
             Err(e) => {
@@ -461,7 +470,7 @@ impl Engine {
                 },
             },
             Message::Notification(n) => self.on_notification(n),
-            Message::Request(request) => self.on_request(request).await,
+            Message::Request(request) => self.on_request(request, tag).await,
         }
     }
 
@@ -498,7 +507,7 @@ impl Engine {
 
     /// Answers a server→client request in a task of its own, at most
     /// [`QueueLimits::server_requests`] at once; one beyond is refused at once, never queued.
-    async fn on_request(self: &Arc<Self>, request: Request) {
+    async fn on_request(self: &Arc<Self>, request: Request, tag: Option<crate::handler::Tag>) {
         let Ok(permit) = self.server_slots.clone().try_acquire_owned() else {
             let limit = self.limits.server_requests;
             tracing::warn!(target: "mcp_client", "refusing the server's {}: already answering {limit} of its requests", request.method);
@@ -521,7 +530,7 @@ impl Engine {
         let id = request.id.clone();
         let task = tokio::spawn(async move {
             let _permit = permit;
-            let answer = engine.answer(&request).await;
+            let answer = crate::handler::REQUEST_TAG.scope(tag, engine.answer(&request)).await;
             let response = match answer {
                 Ok(value) => Response::ok(request.id.clone(), &value).unwrap_or_else(|e| {
                     Response::error(request.id.clone(), ErrorObject::internal(e.to_string()))
@@ -643,7 +652,12 @@ async fn read_loop(engine: Weak<Engine>, mut inbound: InboundReceiver) {
         match event {
             Inbound::Message(bytes) => {
                 crate::wire::received(&bytes);
-                engine.on_message(bytes).await
+                engine.on_message(bytes, None).await
+            }
+            Inbound::Related { message, request } => {
+                crate::wire::received(&message);
+                let tag = lock(&engine.tags).get(&request).cloned();
+                engine.on_message(message, tag).await
             }
             Inbound::Unanswered { id, error } => {
                 engine.finish(&id, CallEnd::Failed(ClientError::lost(error)));
@@ -678,6 +692,7 @@ impl CallGuard {
     fn disarm(&mut self) {
         self.armed = false;
         lock(&self.engine.pending).remove(&self.id);
+        lock(&self.engine.tags).remove(&self.id);
     }
 }
 
@@ -687,6 +702,7 @@ impl Drop for CallGuard {
             return;
         }
         lock(&self.engine.pending).remove(&self.id);
+        lock(&self.engine.tags).remove(&self.id);
         self.engine.transport.abandon(&self.id);
         if self.notify && self.engine.closed_error().is_none() {
             let Ok(handle) = tokio::runtime::Handle::try_current() else { return };

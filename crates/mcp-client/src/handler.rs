@@ -13,6 +13,22 @@ use crate::transport::BoxFuture;
 
 type Handler<P, R> = Arc<dyn Fn(P) -> BoxFuture<'static, Result<R, ErrorObject>> + Send + Sync>;
 
+/// An opaque value a request carries ([`RequestOptions::tag`](crate::RequestOptions::tag)) to
+/// the handlers of the server's requests about it.
+pub type Tag = Arc<dyn std::any::Any + Send + Sync>;
+
+tokio::task_local! {
+    pub(crate) static REQUEST_TAG: Option<Tag>;
+}
+
+/// In a handler: the tag of the client's request this server request is about — known when
+/// the server sent it on that request's own response stream (legacy Streamable HTTP), and
+/// that request was given a tag. `None` otherwise (stdio, HTTP+SSE, a session's GET stream,
+/// MRTR, where the handler runs in the call's own task and task-locals of the caller work).
+pub fn request_tag() -> Option<Tag> {
+    REQUEST_TAG.try_with(Clone::clone).ok().flatten()
+}
+
 /// The application's answers to server requests. Built with [`Handlers::default`] and the
 /// `on_*` methods; the client declares exactly the capabilities whose handler is set.
 #[derive(Clone, Default)]

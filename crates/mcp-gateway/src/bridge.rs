@@ -10,9 +10,11 @@
 //! The upstream side is mcp-client's handlers. A modern upstream's `input_required` is
 //! answered inside the forwarding call itself (the handlers run in its task: the task-local
 //! [`DOWNSTREAM`] names the caller). A legacy upstream asks with a request of its own, which
-//! mcp-client answers in a task of its own: the caller is then the one downstream request in
-//! flight through that upstream that can be asked; with several, the question is refused
-//! rather than put to the wrong user.
+//! mcp-client answers in a task of its own: over Streamable HTTP the request arrives on the
+//! asking call's own stream, whose tag names the caller (`mcp_client::handler::request_tag`);
+//! otherwise (stdio, HTTP+SSE) the caller is the one downstream request in flight through that
+//! upstream that can be asked, and with several the question is refused rather than put to the
+//! wrong user.
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Weak};
@@ -72,6 +74,10 @@ impl Drop for Registration {
 fn caller(upstream: &Weak<Upstream>) -> Result<Arc<Downstream>, ErrorObject> {
     if let Ok(current) = DOWNSTREAM.try_with(Arc::clone) {
         return Ok(current);
+    }
+    if let Some(tagged) = mcp_client::handler::request_tag().and_then(|tag| tag.downcast::<Downstream>().ok())
+    {
+        return Ok(tagged);
     }
     let Some(upstream) = upstream.upgrade() else {
         return Err(ErrorObject::internal("the gateway is closing"));

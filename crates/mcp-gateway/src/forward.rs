@@ -95,7 +95,8 @@ async fn forward<T: Send + 'static>(
     let caller = Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone() });
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.clone(), downstream.clone());
-    let mut options = RequestOptions::new();
+    // The upstream's questions that arrive on this request's own stream name their caller.
+    let mut options = RequestOptions::new().tag(downstream.clone());
     let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
     if progress.is_requested() {
         options = options.reset_timeout_on_progress(true).on_progress(move |p| {

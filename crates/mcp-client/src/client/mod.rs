@@ -525,6 +525,7 @@ impl Inner {
                 progress: options.progress.clone(),
                 version: Some(version),
                 headers,
+                tag: options.tag.clone(),
             };
             let answer = self.engine.exchange_body(id, method, body, &send_options, &mut *on_tagged).await;
             match answer.map_err(|failure| failure.error) {

@@ -25,6 +25,7 @@ pub struct RequestOptions {
     pub(crate) list_limits: Option<ListLimits>,
     pub(crate) client_capabilities: Option<mcp_types::ClientCapabilities>,
     pub(crate) pass_input_required: bool,
+    pub(crate) tag: Option<crate::handler::Tag>,
 }
 
 /// Bounds of the `list_all_*` helpers (and of the listing a `tools/call` makes first to learn
@@ -265,6 +266,15 @@ impl RequestOptions {
     /// Asks for progress notifications (sends a `progressToken`) and calls `f` for each.
     pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// A value carried with this request to the handlers of the server's requests about it
+    /// ([`handler::request_tag`](crate::handler::request_tag)): for a client acting for several
+    /// callers at once (a gateway), so that a server's question reaches the caller whose
+    /// request caused it.
+    pub fn tag(mut self, tag: crate::handler::Tag) -> Self {
+        self.tag = Some(tag);
         self
     }
 

@@ -62,6 +62,16 @@ pub enum Inbound {
     /// The bytes of one JSON-RPC message (one stdio line without its newline, one SSE event's
     /// data, one JSON body). Not yet decoded: the core decodes each message exactly once.
     Message(bytes::Bytes),
+    /// A message that arrived on the response stream of the client's request `request` (legacy
+    /// Streamable HTTP): a request or notification of the server's about that request. Handled
+    /// as [`Inbound::Message`], the server's request with that request's tag
+    /// ([`RequestOptions::tag`](crate::RequestOptions::tag)).
+    Related {
+        /// The message's bytes.
+        message: bytes::Bytes,
+        /// The client's request whose stream carried it.
+        request: RequestId,
+    },
     /// The response stream of request `id` ended without its answer and cannot be resumed
     /// (modern HTTP stream cut, legacy stream whose resumption failed). The call fails with
     /// this error; its outcome is unknown.

@@ -257,7 +257,12 @@ impl Shared {
             return false;
         }
         let answers = id.is_some_and(|id| response_id(&event.data).as_ref() == Some(id));
-        self.inbox.push(Inbound::Message(event.data)).await;
+        match id {
+            Some(request) if !answers => {
+                self.inbox.push(Inbound::Related { message: event.data, request: request.clone() }).await
+            }
+            _ => self.inbox.push(Inbound::Message(event.data)).await,
+        }
         answers
     }
 
