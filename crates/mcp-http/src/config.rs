@@ -68,6 +68,17 @@ pub struct HttpConfig {
     /// [`max_streams_per_principal`](Self::max_streams_per_principal)) alive at once; default
     /// 64. A new session beyond it evicts that caller's idlest session.
     pub max_sessions_per_principal: usize,
+    /// Seals legacy session ids under this key (`None`, the default: random ids known only to
+    /// this process). A sealed id carries the session's revision, the client's capabilities and
+    /// identity, and its principal, encrypted and authenticated: any server with the same key —
+    /// a replica behind a plain load balancer — takes the session up. What it does not carry
+    /// (the log level, subscriptions, resumable streams, a `DELETE`) stays with the process
+    /// that had it (docs/DECISIONS.md).
+    pub session_key: Option<crate::SessionKey>,
+    /// How long a sealed session id is accepted after `initialize` (default 24 h); an idle
+    /// session is still closed after [`session_idle`](Self::session_idle) where it lives, and
+    /// taken up again by its next request.
+    pub session_lifetime: Duration,
     /// OAuth 2.1 resource server settings; `None` (the default): no authorization. With it,
     /// every MCP request needs a valid access token and the Protected Resource Metadata is
     /// served (see [`AuthConfig`]). Only with the `oauth` feature (on by default): without it
@@ -153,6 +164,8 @@ setters! {
     max_header_bytes: usize,
     max_headers: usize,
     send_timeout: Duration,
+    session_key: Option<crate::SessionKey>,
+    session_lifetime: Duration,
 }
 
 impl Default for HttpConfig {
@@ -178,6 +191,8 @@ impl Default for HttpConfig {
             max_streams_per_principal: 16,
             max_sessions: 4096,
             max_sessions_per_principal: 64,
+            session_key: None,
+            session_lifetime: Duration::from_secs(24 * 3600),
             #[cfg(feature = "oauth")]
             auth: None,
 

@@ -54,6 +54,7 @@ mod intake;
 pub mod layers;
 mod legacy_sse;
 mod limits;
+mod sealed;
 mod send_timeout;
 mod serve;
 mod service;
@@ -74,6 +75,7 @@ pub use exchange::http_status;
 /// Signature algorithms, as [`JwtValidation`] and [`DpopConfig`] name them.
 #[cfg(feature = "oauth")]
 pub use mcp_auth::jose::Algorithm;
+pub use sealed::SessionKey;
 pub use serve::{Bound, ConnectionLimits, bind, serve, serve_app_until, serve_until};
 
 /// The wire codecs (header values, event ids, SSE events), reachable only for the fuzz targets

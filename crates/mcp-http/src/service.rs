@@ -201,7 +201,8 @@ fn session_of(
     let id = id.to_str().unwrap_or("");
     // A session used by another principal than the one that created it is, for that caller,
     // no session at all: 404, as for an unknown id (nothing tells it the id exists).
-    match state.sessions.get(id).filter(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
+    let found = state.sessions.get(id).or_else(|| take_up(state, id, auth));
+    match found.filter(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
         Some(session) => {
             session.touch();
             Ok(Some(session))
@@ -212,6 +213,43 @@ fn session_of(
             ErrorObject::new(code::INVALID_REQUEST, "Session not found"),
         )),
     }
+}
+
+/// A session this process does not have, taken up from its sealed id (a replica's session, or
+/// one this process closed for idleness): `None` when there is no key, or the id is not one of
+/// its sealed ids, has expired, or belongs to another principal.
+fn take_up(state: &HttpState, id: &str, auth: Option<&Authenticated>) -> Option<Arc<HttpSession>> {
+    let key = state.config.session_key.as_ref()?;
+    let sealed = crate::sealed::open(key, id)?;
+    if sealed.owner.as_deref() != auth.map(|a| a.key.as_str()) {
+        return None;
+    }
+    let version = sealed.version()?;
+    let session = Arc::new(HttpSession::new(sealed.owner, auth.map(|a| format!("principal {}", a.key))));
+    if !state.server.restore_session(&session.connection, version, sealed.capabilities, sealed.client_info) {
+        return None;
+    }
+    tracing::debug!(version = %version, "legacy session taken up from its sealed id");
+    state.sessions.insert(id.to_owned(), session.clone());
+    Some(session)
+}
+
+/// The id of a new session: sealed when a key is configured and its state fits, else random.
+fn session_id(state: &HttpState, session: &HttpSession) -> String {
+    if let (Some(key), Some(legacy)) = (&state.config.session_key, session.connection.session()) {
+        let sealed = crate::sealed::SealedSession::new(
+            legacy.version,
+            legacy.client_capabilities.clone(),
+            legacy.client_info.clone(),
+            session.owner().map(str::to_owned),
+            state.config.session_lifetime,
+        );
+        if let Some(id) = crate::sealed::seal(key, &sealed) {
+            return id;
+        }
+        tracing::warn!("the session's state is too large for a sealed id: it gets a local one");
+    }
+    new_id()
 }
 
 async fn post(
@@ -437,7 +475,7 @@ async fn initialize(
     let ok = reply.response.result.is_ok();
     let mut response = reply_response(reply);
     if ok {
-        let id = new_id();
+        let id = session_id(state, &session);
         if let Ok(value) = HeaderValue::from_str(&id) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
@@ -507,8 +545,10 @@ fn delete(state: &HttpState, headers: &HeaderMap, auth: Option<&Authenticated>) 
     let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
         return (StatusCode::BAD_REQUEST, "Mcp-Session-Id is required").into_response();
     };
-    // Only the session's own principal may end it; to anyone else it does not exist.
-    if !state.sessions.get(id).is_some_and(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
+    // Only the session's own principal may end it; to anyone else it does not exist. A sealed
+    // id of a replica's session is taken up, then ended here.
+    let found = state.sessions.get(id).or_else(|| take_up(state, id, auth));
+    if !found.is_some_and(|s| s.belongs_to(auth.map(|a| a.key.as_str()))) {
         return StatusCode::NOT_FOUND.into_response();
     }
     match state.sessions.remove(id) {

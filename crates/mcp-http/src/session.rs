@@ -117,6 +117,11 @@ impl HttpSession {
         }
     }
 
+    /// The binding key of the principal that created it.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
     /// True when `principal` may use this session: the one that created it (sessions are
     /// bound to their principal, docs/DECISIONS.md), or anyone when authorization is off.
     pub(crate) fn belongs_to(&self, principal: Option<&str>) -> bool {

@@ -49,6 +49,16 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Ok(config) => config,
             Err(e) => return fail(e),
         };
+        let session_key = match &config.settings.session_key_file {
+            Some(file) => match std::fs::read_to_string(file)
+                .map_err(|e| e.to_string())
+                .and_then(|t| mcp_http::SessionKey::parse(&t))
+            {
+                Ok(key) => Some(key),
+                Err(e) => return fail(format!("session_key_file {}: {e}", file.display())),
+            },
+            None => None,
+        };
         let gateway = match Gateway::start(config).await {
             Ok(gateway) => gateway,
             Err(e) => return fail(e),
@@ -56,7 +66,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         let code = if args.check {
             check(&gateway)
         } else if let Some(addr) = &args.http {
-            serve_http(&gateway, &args, addr).await
+            serve_http(&gateway, &args, addr, session_key).await
         } else {
             serve_stdio(&gateway, &args).await
         };
@@ -110,7 +120,12 @@ async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
     code
 }
 
-async fn serve_http(gateway: &Gateway, args: &GatewayArgs, addr: &str) -> ExitCode {
+async fn serve_http(
+    gateway: &Gateway,
+    args: &GatewayArgs,
+    addr: &str,
+    session_key: Option<mcp_http::SessionKey>,
+) -> ExitCode {
     // Signals are caught before the address is announced: whoever reads it may signal at once.
     let mut signals = match signals::Signals::catch() {
         Ok(signals) => signals,
@@ -121,7 +136,8 @@ async fn serve_http(gateway: &Gateway, args: &GatewayArgs, addr: &str) -> ExitCo
         Err(e) => return fail(e),
     };
     let http = match args.auth.http_config(bound.local_addr()) {
-        Ok(config) => config,
+        // Replicas with the same key serve each other's legacy sessions.
+        Ok(config) => config.session_key(session_key),
         Err(e) => return fail(e),
     };
     let limits = mcp_http::ConnectionLimits::of(&http);

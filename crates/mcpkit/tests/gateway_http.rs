@@ -46,3 +46,65 @@ fn status_refuses_a_foreign_host() {
     assert_eq!(code, 200, "{body}");
     assert!(json(&body)["upstreams"].is_array(), "{body}");
 }
+
+/// One POST to `authority`'s `/mcp` (legacy headers, the session when given): status, the
+/// session id it answered with, and the body.
+fn post(authority: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8(raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP head: {raw:?}"));
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{head}"));
+    let id = head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_owned())
+    });
+    (status, id, body.to_owned())
+}
+
+/// Two gateways with the same `session_key_file` behind no shared store: a legacy session begun
+/// on one is served by the other (requests alternate, as a plain load balancer sends them); a
+/// gateway with another key does not know it.
+#[test]
+fn two_replicas_with_one_key_serve_each_others_sessions() {
+    let dir = Dir::new("replicas");
+    std::fs::write(dir.path().join("session.key"), "7f".repeat(32)).unwrap();
+    let config = dir.write_config(&format!(
+        "[gateway]\nsession_key_file = \"session.key\"\n\n{}",
+        stdio_upstream("a", "")
+    ));
+    let (one, two) = (gateway_support::gateway_http(&config), gateway_support::gateway_http(&config));
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"lb","version":"1"}}}"#;
+    let (code, session, body) = post(one.authority(), None, initialize);
+    assert_eq!(code, 200, "{body}");
+    let session = session.expect("a session id");
+    let (code, _, body) =
+        post(two.authority(), Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert_eq!(code, 202, "{body}");
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hop"}}}"#;
+    for (n, gateway) in [&two, &one, &two].into_iter().enumerate() {
+        let (code, _, body) = post(gateway.authority(), Some(&session), call);
+        assert_eq!(code, 200, "request {n}: {body}");
+        assert!(body.contains(r#""text":"hop""#), "request {n}: {body}");
+    }
+
+    let other_dir = Dir::new("replicas-other-key");
+    std::fs::write(other_dir.path().join("session.key"), "01".repeat(32)).unwrap();
+    let other_config = other_dir.write_config(&format!(
+        "[gateway]\nsession_key_file = \"session.key\"\n\n{}",
+        stdio_upstream("a", "")
+    ));
+    let other = gateway_support::gateway_http(&other_config);
+    let (code, _, body) = post(other.authority(), Some(&session), call);
+    assert_eq!(code, 404, "another key: {body}");
+}

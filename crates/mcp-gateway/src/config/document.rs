@@ -20,7 +20,7 @@ pub(crate) struct Source<'a> {
 /// The top-level keys of the gateway's own TOML.
 const TOML_TOP_LEVEL: [&str; 4] = ["gateway", "servers", "mcpServers", "inputs"];
 /// The keys of the `gateway` table.
-const GATEWAY_KEYS: [&str; 3] = ["naming", "separator", "list_timeout_ms"];
+const GATEWAY_KEYS: [&str; 4] = ["naming", "separator", "list_timeout_ms", "session_key_file"];
 
 /// Reads a whole configuration.
 pub(crate) fn read(
@@ -42,7 +42,7 @@ pub(crate) fn read(
         top.deny_unknown(&TOML_TOP_LEVEL)?;
     }
     let settings = match top.get("gateway")? {
-        Some(node) => read_settings(&Fields::new(file, None, "gateway.", node, "gateway")?)?,
+        Some(node) => read_settings(&Fields::new(file, None, "gateway.", node, "gateway")?, source.base_dir)?,
         None => Settings::default(),
     };
     let inputs = read_inputs(&top)?;
@@ -95,7 +95,7 @@ fn check_name(file: &str, name: &str) -> Result<(), ConfigError> {
     Err(invalid(file, Some(name), None, message.to_owned()))
 }
 
-fn read_settings(f: &Fields<'_>) -> Result<Settings, ConfigError> {
+fn read_settings(f: &Fields<'_>, base_dir: Option<&Path>) -> Result<Settings, ConfigError> {
     f.deny_unknown(&GATEWAY_KEYS)?;
     let mut settings = Settings::default();
     if let Some(naming) = f.naming("naming")? {
@@ -109,6 +109,17 @@ fn read_settings(f: &Fields<'_>) -> Result<Settings, ConfigError> {
     }
     if let Some(timeout) = f.millis("list_timeout_ms")? {
         settings.list_timeout = timeout;
+    }
+    if let Some(file) = f.string("session_key_file")? {
+        if file.is_empty() {
+            return Err(f.invalid("session_key_file", "must not be empty".to_owned()));
+        }
+        let path = std::path::Path::new(file);
+        settings.session_key_file = Some(if path.is_relative() {
+            base_dir.map_or_else(|| path.to_path_buf(), |d| d.join(path))
+        } else {
+            path.to_path_buf()
+        });
     }
     Ok(settings)
 }

@@ -51,6 +51,10 @@ pub struct Settings {
     pub separator: String,
     /// How long an aggregated list waits for an upstream; default 5 s (`list_timeout_ms`).
     pub list_timeout: Duration,
+    /// The file holding the key that seals legacy session ids (`session_key_file`, relative to
+    /// the configuration's folder): 32 bytes as 64 hex digits or base64url. Replicas with the
+    /// same key serve each other's sessions. `None`: session ids are local to the process.
+    pub session_key_file: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -66,6 +70,7 @@ impl Default for Settings {
             naming: Naming::WhenAmbiguous,
             separator: Self::DEFAULT_SEPARATOR.to_owned(),
             list_timeout: Self::DEFAULT_LIST_TIMEOUT,
+            session_key_file: None,
         }
     }
 }

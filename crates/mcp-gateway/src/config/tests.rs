@@ -113,7 +113,12 @@ fn toml_full_example() {
     let config = parse(FULL_TOML, Format::Toml, &env).unwrap();
     assert_eq!(
         config.settings,
-        Settings { naming: Naming::Always, separator: ".".into(), list_timeout: Duration::from_millis(2500) }
+        Settings {
+            naming: Naming::Always,
+            separator: ".".into(),
+            list_timeout: Duration::from_millis(2500),
+            session_key_file: None,
+        }
     );
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["files", "remote", "old"], "file order, disabled left out");
@@ -370,4 +375,16 @@ fn naming_and_start_deserialize_kebab_case() {
     );
     let start: Vec<Start> = serde_json::from_str(r#"["eager", "lazy"]"#).unwrap();
     assert_eq!(start, [Start::Eager, Start::Lazy]);
+}
+
+#[test]
+fn the_session_key_file_is_relative_to_the_configuration() {
+    let base = std::path::Path::new("/etc/gateway");
+    let text = "[gateway]\nsession_key_file = \"keys/session\"\n";
+    let config = parse_at(text, Format::Toml, Some(base), &env_of(&[])).unwrap();
+    assert_eq!(config.settings.session_key_file, Some(base.join("keys/session")));
+    let config = toml_ok("[gateway]\nsession_key_file = \"/abs/key\"\n");
+    assert_eq!(config.settings.session_key_file, Some(PathBuf::from("/abs/key")));
+    assert_eq!(toml_ok("").settings.session_key_file, None);
+    assert_has(&toml_err("[gateway]\nsession_key_file = \"\"\n"), &["session_key_file", "must not be empty"]);
 }

@@ -41,6 +41,27 @@ impl Server {
         serialize(&result).map(Some)
     }
 
+    /// Takes up on `connection` a legacy session that began elsewhere — on another replica,
+    /// whose sealed session id carried its revision and the client's capabilities and identity.
+    /// The session then serves as if `initialize` had run here: requests under its revision,
+    /// changes announced to it. Refused (`false`) for a revision this server does not serve as
+    /// legacy.
+    pub fn restore_session(
+        &self,
+        connection: &Arc<Connection>,
+        version: mcp_types::ProtocolVersion,
+        capabilities: mcp_types::ClientCapabilities,
+        client_info: mcp_types::Implementation,
+    ) -> bool {
+        if version.is_modern() || !self.inner.config.versions.contains(&version) {
+            return false;
+        }
+        let session = Arc::new(LegacySession::new(version, capabilities, client_info));
+        connection.set_session(session.clone());
+        super::forward_to_session(self.clone(), connection.clone(), session);
+        true
+    }
+
     /// The client's version when the server speaks it, else the newest legacy one it speaks.
     fn negotiate(&self, requested: &str) -> Option<ProtocolVersion> {
         let served = |v: &ProtocolVersion| !v.is_modern() && self.inner.config.versions.contains(v);
