@@ -343,6 +343,10 @@ pub(crate) fn read(
                 })
             })
             .await?;
+            // The upstream's caching hint is the one that knows its resource.
+            if let (Some(ttl), Some(scope)) = (result.ttl_ms, result.cache_scope.clone()) {
+                call.set_cache_hint(ttl, scope);
+            }
             let mut contents = result.contents;
             if let Some(ns) = &namespace {
                 for item in &mut contents {

@@ -46,6 +46,13 @@ pub struct Call {
 }
 
 impl Call {
+    /// Sets the caching hint of this request's result (`ttlMs`, `cacheScope`; modern clients),
+    /// instead of the server's [`CachePolicy`](crate::CachePolicy) — a handler passing on another
+    /// server's result passes on its hint. Applies to `resources/read`.
+    pub fn set_cache_hint(&self, ttl_ms: u64, scope: mcp_types::CacheScope) {
+        *self.asks.cache_hint.lock().unwrap_or_else(|e| e.into_inner()) = Some((ttl_ms, scope));
+    }
+
     /// The protocol revision of this request.
     pub fn protocol_version(&self) -> ProtocolVersion {
         self.version
@@ -103,6 +110,8 @@ pub(crate) struct AskState {
     pub(crate) carried_in: Option<String>,
     /// What this round carries to the next (`Peer::pass_input_required`).
     pub(crate) carry_out: Mutex<Option<String>>,
+    /// The caching hint the handler set for its result (`Call::set_cache_hint`).
+    pub(crate) cache_hint: Mutex<Option<(u64, mcp_types::CacheScope)>>,
 }
 
 impl AskState {
@@ -122,6 +131,7 @@ impl AskState {
             digest: digest.map(OnceLock::from).unwrap_or_default(),
             carried_in: None,
             carry_out: Mutex::new(None),
+            cache_hint: Mutex::new(None),
         }
     }
 

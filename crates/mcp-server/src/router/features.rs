@@ -221,8 +221,11 @@ impl Server {
         }
         let mut result = ReadResourceResult { contents, ..Default::default() };
         if ctx.modern() {
+            let hint = asks.cache_hint.lock().unwrap_or_else(|e| e.into_inner()).take();
             let cache = &self.inner.config.cache;
-            result.cache(cache.read_ttl.as_millis() as u64, cache.read_scope.clone());
+            let (ttl, scope) =
+                hint.unwrap_or_else(|| (cache.read_ttl.as_millis() as u64, cache.read_scope.clone()));
+            result.cache(ttl, scope);
         }
         ctx.finish(result)
     }
