@@ -16,9 +16,11 @@ const CONFIG_POLL: Duration = Duration::from_millis(500);
 pub(crate) struct GatewayArgs {
     /// The configuration: the gateway's own TOML (`.toml`), an `mcpServers` JSON file (Claude
     /// Desktop, Claude Code's `.mcp.json`, Cursor) or VS Code's `mcp.json`. Reloaded when it
-    /// changes, and on SIGHUP.
+    /// changes, and on SIGHUP. Without it: the demonstration server (`mcpkit serve`) and the
+    /// servers of your own `mcpServers` file ($MCPKIT_CONFIG, else
+    /// ~/.config/mcpkit/config.json) when there is one, served over HTTP on a loopback port.
     #[arg(long, value_name = "FILE")]
-    config: PathBuf,
+    config: Option<PathBuf>,
     /// Serve over stdin/stdout (the default).
     #[arg(long, conflicts_with = "http")]
     stdio: bool,
@@ -32,6 +34,43 @@ pub(crate) struct GatewayArgs {
     check: bool,
     #[command(flatten)]
     auth: auth::AuthArgs,
+    #[command(subcommand)]
+    action: Option<GatewayAction>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum GatewayAction {
+    /// Validate a configuration without starting anything: prints each upstream, exits 0; or
+    /// the first problem (file, upstream, field) and exit 2.
+    Check {
+        /// The configuration file.
+        #[arg(value_name = "CONFIG")]
+        file: PathBuf,
+    },
+}
+
+/// `mcpkit gateway check CONFIG`.
+fn validate(file: &std::path::Path) -> ExitCode {
+    let config = match config::load(file) {
+        Ok(config) => config,
+        Err(e) => return fail(e),
+    };
+    if let Some(key) = &config.settings.session_key_file {
+        let read = std::fs::read_to_string(key).map_err(|e| e.to_string());
+        if let Err(e) = read.and_then(|t| mcp_http::SessionKey::parse(&t).map(|_| ())) {
+            return fail(format!("session_key_file {}: {e}", key.display()));
+        }
+    }
+    println!("{}: {} upstream(s)", file.display(), config.upstreams.len());
+    for u in &config.upstreams {
+        let what = match &u.transport {
+            config::Transport::Stdio { command, .. } => format!("stdio: {command}"),
+            config::Transport::Http { url, .. } => format!("http: {}", crate::target::redact_url(url)),
+            config::Transport::Sse { url, .. } => format!("sse: {}", crate::target::redact_url(url)),
+        };
+        println!("  {} ({what})", u.name);
+    }
+    ExitCode::SUCCESS
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -40,12 +79,19 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub(crate) fn run(args: GatewayArgs) -> ExitCode {
+    if let Some(GatewayAction::Check { file }) = &args.action {
+        return validate(file);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => return fail(e),
     };
     let code = runtime.block_on(async move {
-        let config = match config::load(&args.config) {
+        let config = match &args.config {
+            Some(file) => config::load(file),
+            None => demonstration(),
+        };
+        let config = match config {
             Ok(config) => config,
             Err(e) => return fail(e),
         };
@@ -65,8 +111,12 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         };
         let code = if args.check {
             check(&gateway)
-        } else if let Some(addr) = &args.http {
-            serve_http(&gateway, &args, addr, session_key).await
+        } else if let Some(addr) = args
+            .http
+            .clone()
+            .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()))
+        {
+            serve_http(&gateway, &args, &addr, session_key).await
         } else {
             serve_stdio(&gateway, &args).await
         };
@@ -97,7 +147,7 @@ async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
         Ok(signals) => signals,
         Err(e) => return fail(format!("cannot catch signals: {e}")),
     };
-    let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
+    let reloading = args.config.clone().map(|file| tokio::spawn(watch_config(gateway.clone(), file)));
     let server = gateway.server();
     let serving = server.serve_stdio();
     tokio::pin!(serving);
@@ -109,14 +159,18 @@ async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
             },
             number = signals.next_number() => {
                 if number == signals::SIGHUP {
-                    reload(gateway, &args.config).await;
+                    if let Some(file) = &args.config {
+                        reload(gateway, file).await;
+                    }
                     continue;
                 }
                 break ExitCode::from(u8::try_from(128 + number).unwrap_or(1));
             }
         }
     };
-    reloading.abort();
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
     code
 }
 
@@ -158,15 +212,20 @@ async fn serve_http(
         .layer(mcp.host_guard_layer());
     let app = mcp.router().merge(status);
     eprintln!("listening on http://{}/mcp", bound.local_addr());
+    for upstream in gateway.status().upstreams {
+        eprintln!("{}", describe(&upstream));
+    }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let reloader = gateway.clone();
     let path = args.config.clone();
-    let reloading = tokio::spawn(watch_config(gateway.clone(), args.config.clone()));
+    let reloading = args.config.clone().map(|file| tokio::spawn(watch_config(gateway.clone(), file)));
     tokio::spawn(async move {
         loop {
             // SIGHUP reloads; SIGINT and SIGTERM stop (a second one at once).
             if signals.next_number().await == signals::SIGHUP {
-                reload(&reloader, &path).await;
+                if let Some(path) = &path {
+                    reload(&reloader, path).await;
+                }
                 continue;
             }
             eprintln!(
@@ -182,11 +241,51 @@ async fn serve_http(
         let _ = stopped.await;
     };
     let served = mcp_http::serve_app_until(app, bound, limits, shutdown, SHUTDOWN_GRACE).await;
-    reloading.abort();
+    if let Some(reloading) = reloading {
+        reloading.abort();
+    }
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
+}
+
+/// One line about an upstream: `upstream NAME: STATE (transport, revision, counts)` and its
+/// last error when it has one.
+fn describe(u: &mcp_gateway::UpstreamStatus) -> String {
+    let mut line = format!("upstream {}: {} ({}", u.name, u.state.as_str(), u.transport);
+    if let Some(version) = &u.protocol_version {
+        line.push_str(&format!(", {version}"));
+    }
+    line.push_str(&format!(", {} tools, {} prompts, {} resources)", u.tools, u.prompts, u.resources));
+    if let Some(error) = &u.last_error {
+        line.push_str(&format!(": {error}"));
+    }
+    line
+}
+
+/// The configuration of `mcpkit gateway` without `--config`: the demonstration server as its
+/// one upstream (`mcpkit serve --stdio`, this very binary), then the servers of the user's
+/// `mcpServers` file when there is one.
+fn demonstration() -> Result<GatewayConfig, config::ConfigError> {
+    let exe = std::env::current_exe().map_or_else(|_| "mcpkit".to_owned(), |p| p.display().to_string());
+    let demo = config::UpstreamConfig::new(
+        "demo",
+        config::Transport::Stdio {
+            command: exe,
+            args: vec!["serve".into(), "--stdio".into()],
+            env: Default::default(),
+            cwd: None,
+        },
+    );
+    let mut gateway = GatewayConfig { settings: Default::default(), upstreams: vec![demo] };
+    if let Ok(file) = crate::target::config_path(None)
+        && file.is_file()
+    {
+        let mine = config::load(&file)?;
+        gateway.upstreams.extend(mine.upstreams.into_iter().filter(|u| u.name != "demo"));
+    }
+    Ok(gateway)
 }
 
 async fn reload(gateway: &Gateway, path: &std::path::Path) {

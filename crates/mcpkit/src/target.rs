@@ -196,7 +196,7 @@ fn config_entry(text: &str, path: &Path, name: &str) -> anyhow::Result<ServerEnt
     ServerEntry::decode(entry).map_err(|e| anyhow!("server {name:?} in {file}: {e}"))
 }
 
-fn config_path(explicit: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
+pub(crate) fn config_path(explicit: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     if let Some(path) = explicit {
         return Ok(path.clone());
     }

@@ -245,3 +245,65 @@ fn a_rename_onto_a_taken_name_fails_the_start() {
     assert_eq!(code, 2, "{out}\n{err}");
     assert!(err.contains("tool \"add\" is offered by a and b"), "{err}");
 }
+
+/// The README's main job: `mcpkit gateway` with no configuration serves the demonstration
+/// server on a loopback port, prints each upstream's state, and adds the user's own
+/// `mcpServers` servers when there is such a file.
+#[test]
+fn without_a_configuration_the_gateway_serves_the_demo_and_the_users_servers() {
+    let dir = Dir::new("demo");
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let start = |mcpkit_config: Option<&std::path::Path>| {
+        let mut command = support::command(&["gateway"]);
+        command.env("HOME", &home).env_remove("XDG_CONFIG_HOME").env_remove("MCPKIT_CONFIG");
+        if let Some(file) = mcpkit_config {
+            command.env("MCPKIT_CONFIG", file);
+        }
+        gateway_support::HttpGateway(mcp_testkit::process::ListeningProcess::start(command))
+    };
+
+    let gateway = start(None);
+    let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(tool_names(&json(&out)).contains(&"echo".to_owned()), "{out}");
+    gateway_support::eventually("the upstream's state line", std::time::Duration::from_secs(10), || {
+        let stderr = gateway.stderr();
+        if stderr.contains("upstream demo: ready (stdio") { Ok(()) } else { Err(stderr) }
+    });
+    drop(gateway);
+
+    let mine = dir.path().join("mine.json");
+    let exe = support::BIN;
+    std::fs::write(
+        &mine,
+        serde_json::json!({"mcpServers": {"mine": {"command": exe, "args": ["serve", "--stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let gateway = start(Some(&mine));
+    let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    let names = tool_names(&json(&out));
+    // Both upstreams offer the same tools: when-ambiguous prefixes them for both.
+    assert!(
+        names.contains(&"demo__echo".to_owned()) && names.contains(&"mine__echo".to_owned()),
+        "{names:?}"
+    );
+}
+
+/// `mcpkit gateway check CONFIG` validates without starting anything: a command that does not
+/// exist is no error there (nothing runs), a typo in `[gateway]` is, naming the field.
+#[test]
+fn gateway_check_validates_without_starting_anything() {
+    let dir = Dir::new("check-only");
+    let config = dir.write_config("[servers.ghost]\ncommand = \"/nonexistent/mcp-server\"\n");
+    let (code, out, err) = support::run(&["gateway", "check", config.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 upstream(s)") && out.contains("ghost (stdio: /nonexistent/mcp-server)"), "{out}");
+
+    let bad = dir.write_config("[gateway]\nnameing = \"always\"\n");
+    let (code, _, err) = support::run(&["gateway", "check", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("gateway.nameing") && err.contains("unknown key"), "{err}");
+}

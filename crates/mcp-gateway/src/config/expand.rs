@@ -13,6 +13,8 @@ pub(crate) struct Expander<'a> {
     inputs: &'a BTreeMap<String, Option<String>>,
     /// `${workspaceFolder}`, when the configuration has a directory.
     workspace: Option<PathBuf>,
+    /// The configuration's directory (`${file:PATH}` relative to it).
+    base: Option<PathBuf>,
 }
 
 /// The environment variable that provides `${input:ID}` when the input has no default:
@@ -41,7 +43,7 @@ impl<'a> Expander<'a> {
             }
             _ => dir.to_owned(),
         });
-        Expander { file, env, inputs, workspace }
+        Expander { file, env, inputs, workspace, base: base_dir.map(Path::to_path_buf) }
     }
 
     /// Expands `text`, the value of `field` of `upstream`.
@@ -98,6 +100,18 @@ impl<'a> Expander<'a> {
                 id: id.to_owned(),
                 env_var,
             });
+        }
+        if let Some(path) = reference.strip_prefix("file:") {
+            // A secret kept in a file (a mounted secret, say): its contents, without the
+            // trailing newline. Relative to the configuration's directory.
+            let path = Path::new(path);
+            let path = match (&self.base, path.is_relative()) {
+                (Some(base), true) => base.join(path),
+                _ => path.to_path_buf(),
+            };
+            return std::fs::read_to_string(&path)
+                .map(|text| text.trim_end_matches(['\n', '\r']).to_owned())
+                .map_err(|e| invalid(format!("`${{file:{}}}` cannot be read: {e}", path.display())));
         }
         if reference == "workspaceFolder" {
             return match &self.workspace {

@@ -388,3 +388,17 @@ fn the_session_key_file_is_relative_to_the_configuration() {
     assert_eq!(toml_ok("").settings.session_key_file, None);
     assert_has(&toml_err("[gateway]\nsession_key_file = \"\"\n"), &["session_key_file", "must not be empty"]);
 }
+
+#[test]
+fn a_secret_can_come_from_a_file() {
+    let dir = temp_dir("file-secret");
+    std::fs::write(dir.join("token"), "s3cret\n").unwrap();
+    let text =
+        "[servers.r]\nurl = \"https://h/mcp\"\nheaders = { Authorization = \"Bearer ${file:token}\" }\n";
+    let config = parse_at(text, Format::Toml, Some(&dir), &env_of(&[])).unwrap();
+    let Transport::Http { headers, .. } = &config.upstreams[0].transport else { panic!("http") };
+    assert_eq!(headers["Authorization"], "Bearer s3cret");
+    let missing = "[servers.r]\nurl = \"https://h/mcp\"\nheaders = { A = \"${file:nope}\" }\n";
+    let e = parse_at(missing, Format::Toml, Some(&dir), &env_of(&[])).unwrap_err().to_string();
+    assert_has(&e, &["headers", "${file:", "cannot be read"]);
+}
