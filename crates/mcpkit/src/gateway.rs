@@ -88,7 +88,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
     };
     let code = runtime.block_on(async move {
         let config = match &args.config {
-            Some(file) => config::load(file),
+            Some(file) => config::load(file).map_err(|e| e.to_string()),
             None => demonstration(),
         };
         let config = match config {
@@ -267,7 +267,7 @@ fn describe(u: &mcp_gateway::UpstreamStatus) -> String {
 /// The configuration of `mcpkit gateway` without `--config`: the demonstration server as its
 /// one upstream (`mcpkit serve --stdio`, this very binary), then the servers of the user's
 /// `mcpServers` file when there is one.
-fn demonstration() -> Result<GatewayConfig, config::ConfigError> {
+fn demonstration() -> Result<GatewayConfig, String> {
     let exe = std::env::current_exe().map_or_else(|_| "mcpkit".to_owned(), |p| p.display().to_string());
     let demo = config::UpstreamConfig::new(
         "demo",
@@ -282,7 +282,7 @@ fn demonstration() -> Result<GatewayConfig, config::ConfigError> {
     if let Ok(file) = crate::target::config_path(None)
         && file.is_file()
     {
-        let mine = config::load(&file)?;
+        let mine = config::load(&file).map_err(|e| e.to_string())?;
         gateway.upstreams.extend(mine.upstreams.into_iter().filter(|u| u.name != "demo"));
     }
     Ok(gateway)
