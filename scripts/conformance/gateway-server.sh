@@ -7,8 +7,10 @@
 # Usage: gateway-server.sh --http ADDR
 #   MCPKIT            the mcpkit binary (default: target/debug/mcpkit)
 #   UPSTREAM          the conformance-server binary (default: target/debug/conformance-server)
-#   GATEWAY_UPSTREAM  how the gateway reaches it: stdio (default; the gateway starts it) or http
-#                     (started here on a free port, stopped with the gateway)
+#   GATEWAY_UPSTREAM  how the gateway reaches it: stdio (default; the gateway starts it), http
+#                     (Streamable HTTP, the era detected), http-legacy (pinned to 2025-11-25) or
+#                     sse (the deprecated HTTP+SSE transport) — started here on a free port,
+#                     stopped with the gateway
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 [ "${1:-}" = --http ] && [ -n "${2:-}" ] || { echo "usage: $0 --http ADDR" >&2; exit 2; }
@@ -33,7 +35,7 @@ case "${GATEWAY_UPSTREAM:-stdio}" in
   stdio)
     printf '[servers.conformance]\ncommand = "%s"\nargs = ["--stdio"]\n' "$upstream" >"$config"
     ;;
-  http)
+  http | http-legacy | sse)
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$upstream" --http "127.0.0.1:$port" &
     upstream_pid=$!
@@ -41,9 +43,14 @@ case "${GATEWAY_UPSTREAM:-stdio}" in
       (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
       sleep 0.1
     done
-    printf '[servers.conformance]\nurl = "http://127.0.0.1:%s/mcp"\n' "$port" >"$config"
+    case "$GATEWAY_UPSTREAM" in
+      http) printf '[servers.conformance]\nurl = "http://127.0.0.1:%s/mcp"\n' "$port" >"$config" ;;
+      http-legacy)
+        printf '[servers.conformance]\nurl = "http://127.0.0.1:%s/mcp"\nprotocol_version = "2025-11-25"\n' "$port" >"$config" ;;
+      sse) printf '[servers.conformance]\nurl = "http://127.0.0.1:%s/sse"\ntype = "sse"\n' "$port" >"$config" ;;
+    esac
     ;;
-  *) echo "GATEWAY_UPSTREAM: stdio or http" >&2; exit 2 ;;
+  *) echo "GATEWAY_UPSTREAM: stdio, http, http-legacy or sse" >&2; exit 2 ;;
 esac
 "$mcpkit" gateway --config "$config" --http "$2" &
 gateway=$!

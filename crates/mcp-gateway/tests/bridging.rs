@@ -27,9 +27,10 @@ struct Shared {
     cancelled: AtomicUsize,
     /// Runs of `greet`.
     greeted: AtomicUsize,
-    /// Both calls of `ask_together` have started / have their answers.
-    asking: tokio::sync::Barrier,
-    answered: tokio::sync::Barrier,
+    /// Runs of `ask_together` in flight (a run cancelled mid-way leaves on drop).
+    together: AtomicUsize,
+    /// Two runs of `ask_together` have been in flight at once.
+    met: std::sync::atomic::AtomicBool,
 }
 
 impl Default for Shared {
@@ -38,8 +39,8 @@ impl Default for Shared {
             started: AtomicUsize::new(0),
             cancelled: AtomicUsize::new(0),
             greeted: AtomicUsize::new(0),
-            asking: tokio::sync::Barrier::new(2),
-            answered: tokio::sync::Barrier::new(2),
+            together: AtomicUsize::new(0),
+            met: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -84,12 +85,27 @@ async fn greet(peer: Peer, State(shared): State<Arc<Shared>>) -> Result<String, 
     Ok(greeting(&answer))
 }
 
-/// Asks once both calls are in flight, and returns once both have an answer (or a refusal).
+/// Asks once two runs have been in flight at the same time, so that two questions are out at
+/// once. Counted, not a barrier: a run the gateway cancels (its caller was asked, and will
+/// retry) may be dropped anywhere, and no retry waits for a partner.
 async fn ask_together(peer: Peer, State(shared): State<Arc<Shared>>) -> Result<String, ToolError> {
-    shared.asking.wait().await;
-    let answer = peer.elicit("name", name_form()).await;
-    shared.answered.wait().await;
-    match answer {
+    struct Leave<'a>(&'a AtomicUsize);
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+    shared.together.fetch_add(1, Ordering::SeqCst);
+    let _leave = Leave(&shared.together);
+    // Until two runs have been in flight together once; the retries then ask at once.
+    while !shared.met.load(Ordering::SeqCst) {
+        if shared.together.load(Ordering::SeqCst) >= 2 {
+            shared.met.store(true, Ordering::SeqCst);
+        } else {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    match peer.elicit("name", name_form()).await {
         Ok(answer) => Ok(greeting(&answer)),
         Err(e) => Err(ToolError::new(format!("not asked: {e}"))),
     }
