@@ -102,3 +102,50 @@ fn a_downstream_cancel_reaches_the_upstream() {
         if sent && stopped { Ok(()) } else { Err(trace) }
     });
 }
+
+/// The gateway's resident memory, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// An upstream that floods the gateway with notifications (300,000 list changes and log
+/// messages, ~30 MB, as fast as the pipe takes them) neither grows the gateway's memory — its
+/// queues are bounded, the upstream is held back by the pipe — nor stalls the other upstream,
+/// whose tools stay callable throughout; the flooding upstream itself still answers.
+#[test]
+fn a_flooding_upstream_neither_grows_memory_nor_stalls_the_others() {
+    let dir = Dir::new("flood");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/flood_server.py");
+    let flood = format!(
+        "[servers.flood]\ncommand = \"python3\"\nargs = [{}, \"300000\"]\nnaming = \"always\"\n",
+        gateway_support::quoted(script.to_str().unwrap())
+    );
+    let config = dir.write_config(&[stdio_upstream("a", ""), flood].concat());
+    let gateway = gateway_support::gateway_http(&config);
+    let baseline = rss_kib(gateway.id());
+    let mut peak = baseline;
+    let started = std::time::Instant::now();
+    let mut calls = 0;
+    while started.elapsed() < std::time::Duration::from_secs(6) {
+        let (code, out, err) =
+            through_url(gateway.url(), &["call", "echo", "--arg", "text=through the flood"]);
+        assert_eq!(code, 0, "a's echo during the flood: {err}");
+        assert_eq!(gateway_support::text(&json(&out)), "through the flood");
+        calls += 1;
+        peak = peak.max(rss_kib(gateway.id()));
+    }
+    let (code, out, err) = through_url(gateway.url(), &["call", "flood__still_here"]);
+    assert_eq!(code, 0, "the flooding upstream still answers: {err}");
+    assert_eq!(gateway_support::text(&json(&out)), "still here");
+    assert!(calls >= 3, "only {calls} calls went through in 6 s");
+    // Bounded: what a flood of ~30 MB would add if it were queued is far above this.
+    assert!(
+        peak < baseline + 24 * 1024,
+        "the gateway grew from {baseline} KiB to {peak} KiB during the flood"
+    );
+}
