@@ -15,11 +15,13 @@ use crate::aggregate::{self, Memories, Routes, Seen, Tables};
 use crate::config::{GatewayConfig, Settings, UpstreamConfig};
 use crate::forward;
 use crate::naming::Conflict;
-use crate::status::{LeftOut, Status};
+use crate::status::{LeftOut, Status, UpstreamState};
 use crate::upstream::{Events, Upstream};
 
 /// How long changes are gathered before one aggregation covers them all.
 const SETTLE: Duration = Duration::from_millis(20);
+/// The `_meta` member of a list result naming the upstreams whose entries it leaves out.
+pub const UNAVAILABLE_META: &str = "dev.mcpkit/unavailableUpstreams";
 /// Resource updates waiting to be announced.
 const UPDATES_QUEUE: usize = 1024;
 
@@ -204,6 +206,26 @@ impl Gateway {
         while closing.join_next().await.is_some() {}
     }
 
+    /// Names the upstreams whose entries the lists leave out because they are not available
+    /// (down, or still starting), in the `_meta` of every list result.
+    fn announce_unavailable(&self) {
+        let upstreams = self.inner.upstreams.load();
+        let unavailable: Vec<serde_json::Value> = upstreams
+            .iter()
+            .map(|u| u.status())
+            .filter(|s| matches!(s.state, UpstreamState::Down | UpstreamState::Starting))
+            .map(
+                |s| serde_json::json!({"upstream": s.name, "state": s.state.as_str(), "error": s.last_error}),
+            )
+            .collect();
+        let meta = (!unavailable.is_empty()).then(|| {
+            let mut meta = serde_json::Map::new();
+            meta.insert(UNAVAILABLE_META.to_owned(), serde_json::Value::Array(unavailable));
+            meta
+        });
+        self.inner.server.set_list_meta(meta);
+    }
+
     fn tables(&self, upstreams: &[Arc<Upstream>], settings: &Settings) -> Tables {
         let mut memories = self.inner.memories.lock().unwrap_or_else(|e| e.into_inner());
         aggregate::aggregate(upstreams, settings, &mut memories)
@@ -233,6 +255,8 @@ impl Gateway {
             let _ = server.set_resources(resources);
         }
         *old = seen;
+        drop(old);
+        self.announce_unavailable();
     }
 
     async fn reaggregate(&self) {

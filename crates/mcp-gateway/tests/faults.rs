@@ -267,3 +267,28 @@ async fn tool_errors_upstream_errors_and_timeouts_stay_in_their_layers() {
     assert_eq!((status.failures, status.in_flight), (2, 0), "{status:?}");
     front.close().await;
 }
+
+/// A list says in its `_meta` which upstreams it leaves out, and why, in both eras.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_names_the_upstreams_it_leaves_out() {
+    let healthy = serve(alpha_server()).await;
+    // A port nothing listens on: the upstream is down at once (connection refused).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let front =
+        front(vec![upstream("healthy", &healthy.url()), upstream("gone", &format!("http://{closed}/mcp"))])
+            .await;
+    for legacy in [false, true] {
+        let downstream = client(&front.url(), legacy, Handlers::default()).await;
+        let page = bounded("tools/list", downstream.list_tools(None)).await.unwrap();
+        let meta = page.meta.as_ref().map(|m| m.extra.clone()).unwrap_or_default();
+        let unavailable = meta.get(mcp_gateway::UNAVAILABLE_META).and_then(|v| v.as_array()).cloned();
+        let unavailable = unavailable
+            .unwrap_or_else(|| panic!("legacy={legacy}: no {} in {meta:?}", mcp_gateway::UNAVAILABLE_META));
+        assert_eq!(unavailable.len(), 1, "{unavailable:?}");
+        assert_eq!(unavailable[0]["upstream"], "gone");
+        assert_eq!(unavailable[0]["state"], "down");
+        assert!(unavailable[0]["error"].as_str().is_some_and(|e| !e.is_empty()), "{unavailable:?}");
+        downstream.close().await;
+    }
+    front.close().await;
+}

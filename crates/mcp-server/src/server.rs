@@ -33,6 +33,8 @@ pub(crate) struct ServerInner {
     pub(crate) prompts: ArcSwap<Prompts>,
     pub(crate) resources: ArcSwap<Resources>,
     pub(crate) completions: Completions,
+    /// Members added to the `_meta` of every list result (`Server::set_list_meta`).
+    pub(crate) list_meta: arc_swap::ArcSwapOption<mcp_types::JsonObject>,
     pub(crate) config: ServerConfig,
     pub(crate) key: StateKey,
     /// What a request's extractors read of the server (its state values, its change channel).
@@ -163,6 +165,13 @@ impl Server {
         self.inner.resources.store(Arc::new(resources));
         self.notify(Change::Resources);
         Ok(())
+    }
+
+    /// Members added to the `_meta` of every list result from now on (`tools/list`,
+    /// `prompts/list`, `resources/list`, `resources/templates/list`; both eras); `None` removes
+    /// them. For what a list leaves out and why (a gateway names its unavailable upstreams).
+    pub fn set_list_meta(&self, meta: Option<mcp_types::JsonObject>) {
+        self.inner.list_meta.store(meta.map(Arc::new));
     }
 
     /// Announces a change to every subscribed client (modern `subscriptions/listen` streams,
@@ -297,6 +306,7 @@ impl ServerBuilder {
             prompts: ArcSwap::from_pointee(self.prompts),
             resources: ArcSwap::from_pointee(self.resources),
             completions: self.completions,
+            list_meta: arc_swap::ArcSwapOption::empty(),
             config: self.config,
             key: self.key.unwrap_or_else(StateKey::random),
             context: Arc::new(context),

@@ -52,6 +52,9 @@ impl Ctx<'_> {
             let cache = &self.server.inner.config.cache;
             result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
         }
+        if let Some(extra) = self.server.inner.list_meta.load().as_deref() {
+            result.add_meta(extra);
+        }
     }
 
     fn call(&self, asks: Arc<AskState>, arguments: Option<JsonObject>, uri: Option<String>) -> Call {

@@ -25,6 +25,8 @@ pub(crate) trait Finish {
 
 pub(crate) trait Cacheable: Finish {
     fn cache(&mut self, ttl_ms: u64, scope: CacheScope);
+    /// Adds `extra` to the result's `_meta`.
+    fn add_meta(&mut self, extra: &mcp_types::JsonObject);
 }
 
 fn meta(meta: &mut Option<ResultMeta>) -> &mut ResultMeta {
@@ -54,6 +56,11 @@ macro_rules! cacheable {
             fn cache(&mut self, ttl_ms: u64, scope: CacheScope) {
                 self.ttl_ms = Some(ttl_ms);
                 self.cache_scope = Some(scope);
+            }
+
+            fn add_meta(&mut self, extra: &mcp_types::JsonObject) {
+                let meta = meta(&mut self.meta);
+                meta.extra.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
             }
         }
     )*};
@@ -144,6 +151,10 @@ impl Finish for ToolsPage<'_> {
 impl Cacheable for ToolsPage<'_> {
     fn cache(&mut self, ttl_ms: u64, scope: CacheScope) {
         self.rest.cache(ttl_ms, scope);
+    }
+
+    fn add_meta(&mut self, extra: &mcp_types::JsonObject) {
+        self.rest.add_meta(extra);
     }
 }
 
