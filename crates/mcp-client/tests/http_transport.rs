@@ -140,9 +140,11 @@ async fn modern_answer_streamed_after_a_notification() {
     let headers = RequestHeaders { name: Some("progress".into()), params: Vec::new() };
     transport.send(request(7, "tools/call", params, Some(MODERN), headers)).await.unwrap();
 
-    let first = next_message(&mut rx).await;
+    // What the server sends about the request on its stream names the request; the answer is
+    // a message of its own.
+    let first = next_related(&mut rx, 7).await;
     assert_eq!(first["method"], "notifications/progress");
-    let second = next_message(&mut rx).await;
+    let second = next_related(&mut rx, 7).await;
     assert_eq!(second["method"], "notifications/progress");
     let answer = next_message(&mut rx).await;
     assert_eq!(answer["id"], 7);

@@ -215,11 +215,24 @@ pub(crate) async fn next(rx: &mut InboundReceiver) -> Inbound {
         .expect("the inbound channel closed")
 }
 
-/// The next delivery, which must be a message.
+/// The next delivery, which must be a message (on its own, or on a request's stream).
 pub(crate) async fn next_message(rx: &mut InboundReceiver) -> Value {
     match next(rx).await {
-        Inbound::Message(bytes) => serde_json::from_slice(&bytes).unwrap(),
+        Inbound::Message(bytes) | Inbound::Related { message: bytes, .. } => {
+            serde_json::from_slice(&bytes).unwrap()
+        }
         other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// The next delivery, which must be a message that arrived on the stream of request `id`.
+pub(crate) async fn next_related(rx: &mut InboundReceiver, id: i64) -> Value {
+    match next(rx).await {
+        Inbound::Related { message, request } => {
+            assert_eq!(request, mcp_types::RequestId::Number(id), "the request whose stream carried it");
+            serde_json::from_slice(&message).unwrap()
+        }
+        other => panic!("expected a message on the stream of request {id}, got {other:?}"),
     }
 }
 
