@@ -48,6 +48,8 @@ pub struct UpstreamStatus {
     pub state: UpstreamState,
     /// The protocol revision in use, when connected.
     pub protocol_version: Option<String>,
+    /// `modern` (2026-07-28) or `legacy` (a session), when connected.
+    pub era: Option<String>,
     /// The server's name and version, when connected and given.
     pub server: Option<String>,
     /// How many tools it offers (0 unless ready).
@@ -64,6 +66,8 @@ pub struct UpstreamStatus {
     pub last_error_at: Option<String>,
     /// Successful connects (more than one: it was reconnected).
     pub connects: u64,
+    /// Reconnections after the first connect (`connects - 1`, or 0).
+    pub restarts: u64,
     /// Requests forwarded.
     pub requests: u64,
     /// Requests that failed for a reason other than the upstream's own JSON-RPC error.

@@ -40,7 +40,13 @@ fn a_killed_upstream_is_restarted_and_served_again() {
     });
     let b = gateway_support::upstream(&status, "b");
     assert!(b["last_error"].as_str().is_some_and(|e| !e.is_empty()), "the crash is reported: {status}");
+    assert_eq!(
+        (&b["restarts"], &b["era"]),
+        (&serde_json::json!(1), &serde_json::json!("modern")),
+        "{status}"
+    );
     assert_eq!(gateway_support::upstream(&status, "a")["connects"], 1, "a was left alone: {status}");
+    assert_eq!(gateway_support::upstream(&status, "a")["restarts"], 0, "{status}");
     let second = the_pid_with(&mb);
     assert_ne!(second, first, "a new process");
     assert_eq!(the_pid_with(&ma), a_pid, "a was left alone");

@@ -260,6 +260,10 @@ impl Upstream {
             transport: transport_kind(&self.config.transport).to_owned(),
             state: life.state,
             protocol_version: life.client.as_ref().map(|c| c.protocol_version().as_str().to_owned()),
+            era: life
+                .client
+                .as_ref()
+                .map(|c| if c.protocol_version().is_modern() { "modern" } else { "legacy" }.to_owned()),
             server: life
                 .client
                 .as_ref()
@@ -272,6 +276,7 @@ impl Upstream {
             last_error: last.as_ref().map(|(e, _)| e.clone()),
             last_error_at: last.map(|(_, at)| crate::status::rfc3339(at)),
             connects: self.connects.load(Ordering::Relaxed),
+            restarts: self.connects.load(Ordering::Relaxed).saturating_sub(1),
             requests: self.requests.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
