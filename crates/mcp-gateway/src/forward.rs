@@ -48,33 +48,116 @@ struct Caller {
     capabilities: mcp_types::ClientCapabilities,
 }
 
-/// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern
-/// (`mrtr` puts the caller's answers and the carried upstream state into the params), the
-/// client's own handling otherwise (`plain`: its handlers answer the upstream's questions, its
-/// retries apply).
-async fn send<M, Fut>(
+/// A request the gateway forwards: how its params carry a modern caller's answers and the
+/// upstream's carried state, and how mcp-client sends it otherwise (its handlers answering the
+/// upstream's questions, its retries applying).
+trait Forwarded:
+    RequestMethod<Params: Send + 'static, Result: serde::de::DeserializeOwned + Send + 'static>
+{
+    fn retry_with(
+        params: &mut Self::Params,
+        answers: Option<mcp_types::InputResponses>,
+        state: Option<String>,
+    );
+
+    fn plain(
+        client: Client,
+        params: Self::Params,
+        options: RequestOptions,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Self::Result, ClientError>> + Send>>;
+}
+
+impl Forwarded for CallTool {
+    fn retry_with(
+        params: &mut CallToolRequestParams,
+        answers: Option<mcp_types::InputResponses>,
+        state: Option<String>,
+    ) {
+        params.input_responses = answers;
+        params.request_state = state;
+    }
+
+    fn plain(
+        client: Client,
+        params: CallToolRequestParams,
+        options: RequestOptions,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<CallToolResult, ClientError>> + Send>> {
+        Box::pin(async move { client.call_tool_with(&params, &options).await })
+    }
+}
+
+impl Forwarded for GetPrompt {
+    fn retry_with(
+        params: &mut GetPromptRequestParams,
+        answers: Option<mcp_types::InputResponses>,
+        state: Option<String>,
+    ) {
+        params.input_responses = answers;
+        params.request_state = state;
+    }
+
+    fn plain(
+        client: Client,
+        params: GetPromptRequestParams,
+        options: RequestOptions,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<GetPromptResult, ClientError>> + Send>> {
+        Box::pin(async move { client.get_prompt_with(&params, &options).await })
+    }
+}
+
+impl Forwarded for ReadResource {
+    fn retry_with(
+        params: &mut ReadResourceRequestParams,
+        answers: Option<mcp_types::InputResponses>,
+        state: Option<String>,
+    ) {
+        params.input_responses = answers;
+        params.request_state = state;
+    }
+
+    fn plain(
+        client: Client,
+        params: ReadResourceRequestParams,
+        options: RequestOptions,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<ReadResourceResult, ClientError>> + Send>> {
+        Box::pin(async move { client.read_resource_with(&params, &options).await })
+    }
+}
+
+/// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern,
+/// the client's own handling otherwise.
+async fn send<M: Forwarded>(
     client: Client,
     mut params: M::Params,
     caller: &Caller,
     options: RequestOptions,
-    mrtr: impl FnOnce(&mut M::Params, BTreeMap<String, mcp_types::InputResponse>, Option<String>),
-    plain: impl FnOnce(Client, M::Params, RequestOptions) -> Fut,
-) -> Result<Answer<M::Result>, ClientError>
-where
-    M: RequestMethod,
-    M::Result: serde::de::DeserializeOwned,
-    Fut: Future<Output = Result<M::Result, ClientError>>,
-{
+) -> Result<Answer<M::Result>, ClientError> {
     let options = options.client_capabilities(caller.capabilities.clone());
     if caller.peer.is_modern() && client.protocol_version().is_modern() {
         let answers = caller.peer.answers();
-        mrtr(&mut params, answers, caller.peer.carried_state().map(str::to_owned));
+        let state = caller.peer.carried_state().map(str::to_owned);
+        M::retry_with(&mut params, (!answers.is_empty()).then_some(answers), state);
         return Ok(match client.request_mrtr::<M>(&params, &options).await? {
             MrtrResult::Complete(result) => Answer::Done(result),
             MrtrResult::InputRequired(required) => Answer::Ask(Box::new(required)),
         });
     }
-    plain(client, params, options).await.map(Answer::Done)
+    M::plain(client, params, options).await.map(Answer::Done)
+}
+
+/// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]).
+async fn pass<M: Forwarded>(
+    upstream: &Arc<Upstream>,
+    call: &Call,
+    params: M::Params,
+) -> Result<M::Result, Rejection> {
+    let up = upstream.clone();
+    forward(upstream, call, move |options, caller| {
+        Box::pin(async move {
+            up.run(|client| async move { send::<M>(client, params, &caller, options).await }).await
+        })
+    })
+    .await
 }
 
 /// Runs `forwarding` for the downstream request `call`: as the caller of the upstream's
@@ -200,12 +283,6 @@ fn strip_identity(meta: &mut Option<ResultMeta>) {
     }
 }
 
-fn with_answers<P>(
-    set: impl Fn(&mut P, Option<mcp_types::InputResponses>, Option<String>),
-) -> impl FnOnce(&mut P, BTreeMap<String, mcp_types::InputResponse>, Option<String>) {
-    move |params, answers, state| set(params, (!answers.is_empty()).then_some(answers), state)
-}
-
 /// `tools/call` of `original` on `upstream`.
 pub(crate) fn tool(
     upstream: Arc<Upstream>,
@@ -218,30 +295,7 @@ pub(crate) fn tool(
             let arguments = call.arguments();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
-            let up = upstream.clone();
-            let mut result: CallToolResult = forward(&upstream, &call, move |options, caller| {
-                Box::pin(async move {
-                    up.run(|client| async move {
-                        let mrtr = with_answers(|p: &mut CallToolRequestParams, a, s| {
-                            p.input_responses = a;
-                            p.request_state = s;
-                        });
-                        send::<CallTool, _>(
-                            client,
-                            params,
-                            &caller,
-                            options,
-                            mrtr,
-                            |client, params, options| async move {
-                                client.call_tool_with(&params, &options).await
-                            },
-                        )
-                        .await
-                    })
-                    .await
-                })
-            })
-            .await?;
+            let mut result = pass::<CallTool>(&upstream, &call, params).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -269,30 +323,7 @@ pub(crate) fn prompt(
             if !arguments.is_empty() {
                 params.arguments = Some(arguments);
             }
-            let up = upstream.clone();
-            let mut result: GetPromptResult = forward(&upstream, &call, move |options, caller| {
-                Box::pin(async move {
-                    up.run(|client| async move {
-                        let mrtr = with_answers(|p: &mut GetPromptRequestParams, a, s| {
-                            p.input_responses = a;
-                            p.request_state = s;
-                        });
-                        send::<GetPrompt, _>(
-                            client,
-                            params,
-                            &caller,
-                            options,
-                            mrtr,
-                            |client, params, options| async move {
-                                client.get_prompt_with(&params, &options).await
-                            },
-                        )
-                        .await
-                    })
-                    .await
-                })
-            })
-            .await?;
+            let mut result = pass::<GetPrompt>(&upstream, &call, params).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -319,30 +350,7 @@ pub(crate) fn read(
                 None => uri.clone(),
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
-            let up = upstream.clone();
-            let result: ReadResourceResult = forward(&upstream, &call, move |options, caller| {
-                Box::pin(async move {
-                    up.run(|client| async move {
-                        let mrtr = with_answers(|p: &mut ReadResourceRequestParams, a, s| {
-                            p.input_responses = a;
-                            p.request_state = s;
-                        });
-                        send::<ReadResource, _>(
-                            client,
-                            params,
-                            &caller,
-                            options,
-                            mrtr,
-                            |client, params, options| async move {
-                                client.read_resource_with(&params, &options).await
-                            },
-                        )
-                        .await
-                    })
-                    .await
-                })
-            })
-            .await?;
+            let result = pass::<ReadResource>(&upstream, &call, params).await?;
             // The upstream's caching hint is the one that knows its resource.
             if let (Some(ttl), Some(scope)) = (result.ttl_ms, result.cache_scope.clone()) {
                 call.set_cache_hint(ttl, scope);

@@ -125,21 +125,13 @@ impl Prompts {
 
     /// Adds a prompt with a full definition. Arguments declared in `def` are kept; otherwise
     /// they are derived from the handler's `Args<T>` type.
-    pub fn add_prompt<H, A, R>(mut self, mut def: Prompt, handler: H) -> Self
+    pub fn add_prompt<H, A, R>(self, mut def: Prompt, handler: H) -> Self
     where
         H: Handler<A, R>,
         R: IntoPromptResult,
     {
         if def.arguments.is_none() {
             def.arguments = H::input_schema().map(|s| arguments_from_schema(&s)).filter(|a| !a.is_empty());
-        }
-        if let Err(e) = check_name("prompt", &def.name) {
-            self.errors.push(e);
-            return self;
-        }
-        if self.index.contains_key(&def.name) {
-            self.errors.push(RegistrationError::Duplicate { kind: "prompt", name: def.name });
-            return self;
         }
         let run: ErasedPrompt = Arc::new(move |call: Call| {
             let fut = handler.call(call);
@@ -150,19 +142,25 @@ impl Prompts {
                 }
             })
         });
-        self.index.insert(def.name.clone(), self.entries.len());
-        self.entries.push(Arc::new(PromptEntry { def, run }));
-        self
+        self.insert(def, run)
     }
 
     /// Adds a prompt defined at run time (a gateway's, say): the definition is used as given and
     /// the closure receives the whole [`Call`] (the arguments, as strings, via
     /// [`Call::arguments`]). [`Rejection::Protocol`] fails the request with that error.
-    pub fn add_dyn<F, Fut>(mut self, def: Prompt, handler: F) -> Self
+    pub fn add_dyn<F, Fut>(self, def: Prompt, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<GetPromptResult, Rejection>> + Send + 'static,
     {
+        let run: ErasedPrompt = Arc::new(move |call: Call| {
+            let fut = handler(call);
+            Box::pin(async move { fut.await.map_err(PromptFailure::Rejected) })
+        });
+        self.insert(def, run)
+    }
+
+    fn insert(mut self, def: Prompt, run: ErasedPrompt) -> Self {
         if let Err(e) = check_name("prompt", &def.name) {
             self.errors.push(e);
             return self;
@@ -171,10 +169,6 @@ impl Prompts {
             self.errors.push(RegistrationError::Duplicate { kind: "prompt", name: def.name });
             return self;
         }
-        let run: ErasedPrompt = Arc::new(move |call: Call| {
-            let fut = handler(call);
-            Box::pin(async move { fut.await.map_err(PromptFailure::Rejected) })
-        });
         self.index.insert(def.name.clone(), self.entries.len());
         self.entries.push(Arc::new(PromptEntry { def, run }));
         self

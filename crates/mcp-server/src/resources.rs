@@ -235,71 +235,56 @@ impl Resources {
     }
 
     /// A resource served by a handler (extractors: [`Uri`], `State`, `Peer`, ...).
-    pub fn add<H, A, R>(mut self, def: Resource, handler: H) -> Self
+    pub fn add<H, A, R>(self, def: Resource, handler: H) -> Self
     where
         H: Handler<A, R>,
         R: IntoContents,
     {
-        if self.index.contains_key(&def.uri) {
-            self.errors.push(RegistrationError::Duplicate { kind: "resource", name: def.uri });
-            return self;
-        }
         let run = erase(handler, def.mime_type.clone());
-        self.index.insert(def.uri.clone(), self.statics.len());
-        self.statics.push(StaticEntry { def, run });
-        self
+        self.insert_static(def, run)
     }
 
     /// A resource template; the handler reads the matched variables with [`UriVars`].
-    pub fn template<H, A, R>(mut self, def: ResourceTemplate, handler: H) -> Self
+    pub fn template<H, A, R>(self, def: ResourceTemplate, handler: H) -> Self
     where
         H: Handler<A, R>,
         R: IntoContents,
     {
-        let template = match UriTemplate::parse(&def.uri_template) {
-            Ok(t) => t,
-            Err(e) => {
-                self.errors.push(RegistrationError::InvalidTemplate {
-                    template: def.uri_template,
-                    reason: e.to_string(),
-                });
-                return self;
-            }
-        };
-        if self.templates.iter().any(|t| t.def.uri_template == def.uri_template) {
-            self.errors
-                .push(RegistrationError::Duplicate { kind: "resource template", name: def.uri_template });
-            return self;
-        }
         let run = erase(handler, def.mime_type.clone());
-        self.templates.push(TemplateEntry { def, template, run });
-        self
+        self.insert_template(def, run)
     }
 
     /// A resource defined at run time (a gateway's, say): the closure receives the whole
     /// [`Call`] (the URI through the [`Uri`] extractor) and returns the contents;
     /// [`Rejection::Protocol`] fails the read with that error.
-    pub fn add_dyn<F, Fut>(mut self, def: Resource, handler: F) -> Self
+    pub fn add_dyn<F, Fut>(self, def: Resource, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
     {
+        self.insert_static(def, erase_dyn(handler))
+    }
+
+    /// A resource template defined at run time; see [`Resources::add_dyn`].
+    pub fn template_dyn<F, Fut>(self, def: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(Call) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
+    {
+        self.insert_template(def, erase_dyn(handler))
+    }
+
+    fn insert_static(mut self, def: Resource, run: ErasedRead) -> Self {
         if self.index.contains_key(&def.uri) {
             self.errors.push(RegistrationError::Duplicate { kind: "resource", name: def.uri });
             return self;
         }
-        let run = erase_dyn(handler);
         self.index.insert(def.uri.clone(), self.statics.len());
         self.statics.push(StaticEntry { def, run });
         self
     }
 
-    /// A resource template defined at run time; see [`Resources::add_dyn`].
-    pub fn template_dyn<F, Fut>(mut self, def: ResourceTemplate, handler: F) -> Self
-    where
-        F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<Vec<ResourceContents>, Rejection>> + Send + 'static,
-    {
+    fn insert_template(mut self, def: ResourceTemplate, run: ErasedRead) -> Self {
         let template = match UriTemplate::parse(&def.uri_template) {
             Ok(t) => t,
             Err(e) => {
@@ -315,7 +300,6 @@ impl Resources {
                 .push(RegistrationError::Duplicate { kind: "resource template", name: def.uri_template });
             return self;
         }
-        let run = erase_dyn(handler);
         self.templates.push(TemplateEntry { def, template, run });
         self
     }
