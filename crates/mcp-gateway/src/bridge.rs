@@ -17,7 +17,7 @@
 //! wrong user.
 
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use mcp_client::Handlers;
 use mcp_server::{AskError, Peer};
@@ -25,8 +25,6 @@ use mcp_types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ErrorObject, ListRootsResult,
 };
 use tokio_util::sync::CancellationToken;
-
-use crate::upstream::Upstream;
 
 tokio::task_local! {
     /// The downstream request the current forwarding runs for.
@@ -49,29 +47,44 @@ impl Downstream {
     }
 }
 
-/// Registers a downstream request with its upstream for the forwarding's duration.
+/// The downstream requests in flight through one upstream connection (the shared one, or a
+/// session's own child) that could be asked a question.
+#[derive(Default)]
+pub(crate) struct Callers(Mutex<Vec<Arc<Downstream>>>);
+
+impl Callers {
+    fn list(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Downstream>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many are in flight.
+    pub(crate) fn len(&self) -> usize {
+        self.list().len()
+    }
+}
+
+/// Registers a downstream request with its upstream connection for the forwarding's duration.
 pub(crate) struct Registration {
-    upstream: Arc<Upstream>,
+    callers: Arc<Callers>,
     downstream: Arc<Downstream>,
 }
 
 impl Registration {
-    pub(crate) fn new(upstream: Arc<Upstream>, downstream: Arc<Downstream>) -> Registration {
-        upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner()).push(downstream.clone());
-        Registration { upstream, downstream }
+    pub(crate) fn new(callers: Arc<Callers>, downstream: Arc<Downstream>) -> Registration {
+        callers.list().push(downstream.clone());
+        Registration { callers, downstream }
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         self.downstream.gone.cancel();
-        let mut list = self.upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner());
-        list.retain(|d| !Arc::ptr_eq(d, &self.downstream));
+        self.callers.list().retain(|d| !Arc::ptr_eq(d, &self.downstream));
     }
 }
 
-/// The downstream request a question from `upstream` belongs to.
-fn caller(upstream: &Weak<Upstream>) -> Result<Arc<Downstream>, ErrorObject> {
+/// The downstream request a question from the connection of `callers` belongs to.
+fn caller(callers: &Weak<Callers>) -> Result<Arc<Downstream>, ErrorObject> {
     if let Ok(current) = DOWNSTREAM.try_with(Arc::clone) {
         return Ok(current);
     }
@@ -79,10 +92,10 @@ fn caller(upstream: &Weak<Upstream>) -> Result<Arc<Downstream>, ErrorObject> {
     {
         return Ok(tagged);
     }
-    let Some(upstream) = upstream.upgrade() else {
+    let Some(callers) = callers.upgrade() else {
         return Err(ErrorObject::internal("the gateway is closing"));
     };
-    let list = upstream.downstreams.lock().unwrap_or_else(|e| e.into_inner());
+    let list = callers.list();
     match list.as_slice() {
         [only] => Ok(only.clone()),
         [] => Err(ErrorObject::internal(
@@ -133,9 +146,9 @@ async fn ask<T>(
     }
 }
 
-/// The handlers of every upstream connection.
-pub(crate) fn handlers(upstream: Weak<Upstream>) -> Handlers {
-    let (u1, u2, u3) = (upstream.clone(), upstream.clone(), upstream);
+/// The handlers of an upstream connection whose callers are `callers`.
+pub(crate) fn handlers(callers: Weak<Callers>) -> Handlers {
+    let (u1, u2, u3) = (callers.clone(), callers.clone(), callers);
     Handlers::default()
         .on_elicit(true, move |params: ElicitRequestParams| {
             let caller = caller(&u1);

@@ -25,7 +25,7 @@ use mcp_types::{
 use tokio::sync::{broadcast, mpsc};
 
 use crate::bridge::{DOWNSTREAM, Downstream, Registration};
-use crate::upstream::Upstream;
+use crate::upstream::{Lane, Upstream};
 
 /// Progress notifications waiting to be passed on, per request; beyond this, progress is
 /// dropped (the next one carries a higher value anyway).
@@ -152,9 +152,9 @@ async fn pass<M: Forwarded>(
     params: M::Params,
 ) -> Result<M::Result, Rejection> {
     let up = upstream.clone();
-    forward(upstream, call, move |options, caller| {
+    forward(upstream, call, move |options, caller, lane| {
         Box::pin(async move {
-            up.run(|client| async move { send::<M>(client, params, &caller, options).await }).await
+            up.run(&lane, |client| async move { send::<M>(client, params, &caller, options).await }).await
         })
     })
     .await
@@ -169,6 +169,7 @@ async fn forward<T: Send + 'static>(
     forwarding: impl FnOnce(
         RequestOptions,
         Arc<Caller>,
+        Arc<Lane>,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Answer<T>, ErrorObject>> + Send>>,
 ) -> Result<T, Rejection> {
     let cancel: Cancel = call.extract()?;
@@ -176,8 +177,9 @@ async fn forward<T: Send + 'static>(
     let log: Log = call.extract()?;
     let peer: Peer = call.extract()?;
     let caller = Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone() });
+    let lane = Arc::new(upstream.lane(call.session()).map_err(Rejection::Protocol)?);
     let downstream = Downstream::new(peer.clone());
-    let _registration = Registration::new(upstream.clone(), downstream.clone());
+    let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
     let mut options = RequestOptions::new().tag(downstream.clone());
     let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
@@ -191,11 +193,11 @@ async fn forward<T: Send + 'static>(
     // Log messages: asked of the upstream at the caller's level, passed back while this is
     // the only request in flight through that upstream (a log message names no request).
     let level = log.min_level();
-    let mut logs = level.and_then(|_| upstream.notifications());
+    let mut logs = level.and_then(|_| upstream.notifications(&lane));
     if let Some(level) = level {
         options = options.log_level(level);
     }
-    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options, caller));
+    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options, caller, lane.clone()));
     tokio::pin!(running);
     let mut reporting = true;
     let outcome = loop {
@@ -205,7 +207,7 @@ async fn forward<T: Send + 'static>(
                 Some((value, total, message)) => progress.report(value, total, message.as_deref()).await,
                 None => reporting = false,
             },
-            message = next_log(&mut logs) => pass_log(upstream, &log, message).await,
+            message = next_log(&mut logs) => pass_log(upstream, &lane, &log, message).await,
             // A question put to the caller from another task: return to mcp-server, which sees
             // it and interrupts this request (modern callers) or waits for the answer.
             () = downstream.asked.notified() => {}
@@ -221,7 +223,7 @@ async fn forward<T: Send + 'static>(
     }
     if let Some(receiver) = logs.as_mut() {
         while let Ok(n) = receiver.try_recv() {
-            pass_log(upstream, &log, Some(n)).await;
+            pass_log(upstream, &lane, &log, Some(n)).await;
         }
     }
     match outcome.map_err(Rejection::Protocol)? {
@@ -259,9 +261,9 @@ async fn next_log(logs: &mut Option<broadcast::Receiver<ServerNotification>>) ->
     }
 }
 
-async fn pass_log(upstream: &Upstream, log: &Log, notification: Option<ServerNotification>) {
+async fn pass_log(upstream: &Upstream, lane: &Lane, log: &Log, notification: Option<ServerNotification>) {
     let Some(ServerNotification::LoggingMessage(params)) = notification else { return };
-    if upstream.callers() != 1 {
+    if upstream.callers(lane).len() != 1 {
         return;
     }
     let LoggingMessageNotificationParams { level, logger, data, .. } = params;
@@ -411,7 +413,7 @@ pub(crate) fn complete(
                     Some(CompletionContext { arguments: Some(request.context), ..Default::default() });
             }
             upstream
-                .run(|client| async move {
+                .run(&Lane::Shared, |client| async move {
                     if client.server_capabilities().completions.is_none() {
                         return Ok(Completion::from_matches(Vec::new()));
                     }

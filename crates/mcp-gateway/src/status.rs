@@ -74,6 +74,12 @@ pub struct UpstreamStatus {
     pub failures: u64,
     /// Requests in flight now.
     pub in_flight: usize,
+    /// `shared` (one child or connection for every client) or `per-session`.
+    pub sharing: String,
+    /// Downstream sessions with a child of their own now (`per-session`).
+    pub sessions: usize,
+    /// Children started for sessions so far (`per-session`).
+    pub session_starts: u64,
 }
 
 /// An upstream entry the gateway could not serve (an invalid name or schema).

@@ -68,6 +68,14 @@ impl Call {
         &self.client_capabilities
     }
 
+    /// The legacy session the request was sent in; `None` for a modern (stateless) request.
+    pub fn session(&self) -> Option<&SessionHandle> {
+        match &self.mode {
+            Mode::Legacy(session) => Some(session),
+            Mode::Modern => None,
+        }
+    }
+
     /// The authenticated caller, when the transport authenticated the request.
     pub fn principal(&self) -> Option<&Principal> {
         self.principal.as_deref()

@@ -13,6 +13,7 @@ use mcp_types::{
     Request, RequestId,
 };
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use crate::sink::MessageSink;
 
@@ -31,6 +32,8 @@ pub struct LegacySession {
     subscriptions: Mutex<HashSet<String>>,
     pending: Mutex<HashMap<RequestId, oneshot::Sender<PeerAnswer>>>,
     next_id: AtomicI64,
+    /// Cancelled when the session ends ([`LegacySession::close`], or the last handle dropped).
+    ended: CancellationToken,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -57,7 +60,15 @@ impl LegacySession {
             subscriptions: Mutex::default(),
             pending: Mutex::default(),
             next_id: AtomicI64::new(0),
+            ended: CancellationToken::new(),
         }
+    }
+
+    /// A token cancelled when the session ends: closed (HTTP `DELETE`, expiry or eviction, the
+    /// end of a stdio connection, a second `initialize` on it) or dropped. What a handler keeps
+    /// per session (a gateway's child process for it) is released on it.
+    pub fn ended(&self) -> CancellationToken {
+        self.ended.clone()
     }
 
     /// The level set by `logging/setLevel`, if any (none set: every message is sent).
@@ -118,9 +129,17 @@ impl LegacySession {
         }
     }
 
-    /// Fails every pending server→client request (the connection closed).
+    /// Ends the session: fails every pending server→client request (the connection closed)
+    /// and cancels [`LegacySession::ended`].
     pub fn close(&self) {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.ended.cancel();
+    }
+}
+
+impl Drop for LegacySession {
+    fn drop(&mut self) {
+        self.ended.cancel();
     }
 }
 
@@ -142,3 +161,30 @@ impl Drop for PendingGuard<'_> {
 
 /// Shared handle to a session.
 pub type SessionHandle = Arc<LegacySession>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> SessionHandle {
+        Arc::new(LegacySession::new(
+            ProtocolVersion::V2025_11_25,
+            ClientCapabilities::default(),
+            Implementation::new("t", "1"),
+        ))
+    }
+
+    #[test]
+    fn ended_on_close_and_on_drop() {
+        let closed = session();
+        let ended = closed.ended();
+        assert!(!ended.is_cancelled());
+        closed.close();
+        assert!(ended.is_cancelled(), "closed");
+
+        let dropped = session();
+        let ended = dropped.ended();
+        drop(dropped);
+        assert!(ended.is_cancelled(), "dropped without a close");
+    }
+}

@@ -110,6 +110,29 @@ pub enum Start {
     Lazy,
 }
 
+/// How many children a stdio upstream has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sharing {
+    /// One child (one connection) for every client; the default.
+    #[default]
+    Shared,
+    /// One child per downstream legacy session, started on the session's first request to it
+    /// and stopped when the session ends; stateless (2026-07-28) requests and the lists use
+    /// the shared child. Stdio upstreams only.
+    PerSession,
+}
+
+impl Sharing {
+    /// The spelling in the configuration file.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Sharing::Shared => "shared",
+            Sharing::PerSession => "per-session",
+        }
+    }
+}
+
 /// One upstream MCP server.
 #[derive(Clone, Debug, PartialEq)]
 pub struct UpstreamConfig {
@@ -133,6 +156,8 @@ pub struct UpstreamConfig {
     pub max_concurrency: usize,
     /// A pinned protocol revision (a string [`mcp_types::ProtocolVersion::parse`] knows).
     pub protocol_version: Option<String>,
+    /// One child for all clients, or one per downstream session (stdio only).
+    pub sharing: Sharing,
 }
 
 impl UpstreamConfig {
@@ -156,6 +181,7 @@ impl UpstreamConfig {
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             max_concurrency: Self::DEFAULT_MAX_CONCURRENCY,
             protocol_version: None,
+            sharing: Sharing::Shared,
         }
     }
 

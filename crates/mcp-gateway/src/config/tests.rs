@@ -91,6 +91,7 @@ start_timeout_ms = 1000
 timeout_ms = 2000
 max_concurrency = 8
 protocol_version = "2025-11-25"
+sharing = "per-session"
 disabled = false
 
 [servers.remote]
@@ -140,6 +141,7 @@ fn toml_full_example() {
         request_timeout: Duration::from_secs(2),
         max_concurrency: 8,
         protocol_version: Some("2025-11-25".into()),
+        sharing: Sharing::PerSession,
     };
     assert_eq!(files, &expected);
     assert_eq!(files.effective_prefix(), "fs");
@@ -212,7 +214,7 @@ fn json_mcp_servers() {
             "off": {"command": "x", "disabled": true},
             "tuned": {"command": "t", "prefix": "T", "naming": "always", "rename": {"a": "b"},
                       "start": "lazy", "timeout_ms": 5, "start_timeout_ms": 6, "max_concurrency": 1,
-                      "protocol_version": "2024-11-05", "autoApprove": ["x"], "alwaysAllow": 3}
+                      "protocol_version": "2024-11-05", "sharing": "shared", "autoApprove": ["x"], "alwaysAllow": 3}
           },
           "gateway": {"naming": "never", "separator": "-", "list_timeout_ms": 100},
           "globalShortcut": "Ctrl+Space"
@@ -251,6 +253,7 @@ fn json_mcp_servers() {
     assert_eq!((t.request_timeout, t.start_timeout), (Duration::from_millis(5), Duration::from_millis(6)));
     assert_eq!(t.rename, map(&[("a", "b")]));
     assert_eq!(t.protocol_version.as_deref(), Some("2024-11-05"));
+    assert_eq!((t.sharing, u[0].sharing), (Sharing::Shared, Sharing::Shared), "shared unless asked");
 }
 
 #[test]

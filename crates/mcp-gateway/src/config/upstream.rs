@@ -8,7 +8,7 @@ use mcp_types::ProtocolVersion;
 
 use super::document::Fields;
 use super::expand::{Expander, read_env_file};
-use super::{ConfigError, Start, Transport, UpstreamConfig};
+use super::{ConfigError, Sharing, Start, Transport, UpstreamConfig};
 
 /// The transport an entry asks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -48,6 +48,20 @@ pub(crate) fn read(
             "lazy" => Start::Lazy,
             other => return Err(f.invalid("start", format!("unknown value {other:?} (eager, lazy)"))),
         };
+    }
+    if let Some(sharing) = f.string("sharing")? {
+        upstream.sharing = match sharing {
+            "shared" => Sharing::Shared,
+            "per-session" => Sharing::PerSession,
+            other => {
+                return Err(f.invalid("sharing", format!("unknown value {other:?} (shared, per-session)")));
+            }
+        };
+        if upstream.sharing == Sharing::PerSession && !matches!(upstream.transport, Transport::Stdio { .. }) {
+            let message =
+                "\"per-session\" is for stdio upstreams (a `command`): an HTTP server keeps its own sessions";
+            return Err(f.invalid("sharing", message.to_owned()));
+        }
     }
     if let Some(timeout) = f.millis("start_timeout_ms")? {
         upstream.start_timeout = timeout;

@@ -10,16 +10,15 @@ use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, ClientError, EraCache};
 use mcp_types::ProtocolVersion;
 
-use super::Upstream;
-use crate::bridge;
+use crate::bridge::{self, Callers};
 use crate::config::{Transport, UpstreamConfig};
 
 /// The client's name towards upstreams.
 pub(crate) const CLIENT_NAME: &str = "mcpkit-gateway";
 
-fn builder(config: &UpstreamConfig, upstream: Weak<Upstream>) -> Result<ClientBuilder, ClientError> {
+fn builder(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<ClientBuilder, ClientError> {
     let mut builder = ClientBuilder::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"))
-        .handlers(bridge::handlers(upstream))
+        .handlers(bridge::handlers(callers))
         .request_timeout(Some(config.request_timeout))
         .probe_timeout(config.start_timeout)
         // Each upstream's era is its own: never learnt from another connection to the same URL.
@@ -34,12 +33,10 @@ fn builder(config: &UpstreamConfig, upstream: Weak<Upstream>) -> Result<ClientBu
     Ok(builder)
 }
 
-/// Connects to `config`'s server (spawning it, for stdio) and completes the handshake.
-pub(crate) async fn connect(
-    config: &UpstreamConfig,
-    upstream: Weak<Upstream>,
-) -> Result<Client, ClientError> {
-    let builder = builder(config, upstream)?;
+/// Connects to `config`'s server (spawning it, for stdio) and completes the handshake; the
+/// server's questions go to one of `callers`.
+pub(crate) async fn connect(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<Client, ClientError> {
+    let builder = builder(config, callers)?;
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = StdioCommand::new(command).args(args).envs(env).name(config.name.clone());

@@ -12,6 +12,7 @@
 
 mod catalog;
 pub(crate) mod connect;
+mod sessions;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -25,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use catalog::{Catalog, Stale};
 
-use crate::bridge::Downstream;
-use crate::config::{Start, UpstreamConfig};
+use crate::bridge::Callers;
+use crate::config::{Sharing, Start, UpstreamConfig};
 use crate::status::{UpstreamState, UpstreamStatus};
 
 /// How often a ready upstream's transport is checked for having closed.
@@ -78,8 +79,13 @@ pub(crate) struct Upstream {
     requests: AtomicU64,
     failures: AtomicU64,
     in_flight: AtomicUsize,
-    /// Downstream requests in flight through this upstream that could be asked a question.
-    pub(crate) downstreams: Mutex<Vec<Arc<Downstream>>>,
+    /// Downstream requests in flight through the shared connection that could be asked a
+    /// question.
+    callers: Arc<Callers>,
+    /// A `per-session` upstream's children, by downstream session.
+    children: sessions::Children,
+    /// Children started for sessions.
+    session_starts: AtomicU64,
     /// The supervisor task, awaited by [`Upstream::close`].
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -103,7 +109,9 @@ impl Upstream {
             requests: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
-            downstreams: Mutex::new(Vec::new()),
+            callers: Arc::default(),
+            children: sessions::Children::default(),
+            session_starts: AtomicU64::new(0),
             supervisor: Mutex::new(None),
         });
         let task = tokio::spawn(supervise(upstream.clone()));
@@ -168,15 +176,38 @@ impl Upstream {
         }
     }
 
-    /// The upstream's notifications outside any call (log messages among them), while it is
-    /// connected.
-    pub(crate) fn notifications(&self) -> Option<tokio::sync::broadcast::Receiver<ServerNotification>> {
-        self.life.borrow().client.as_ref().map(Client::notifications)
+    /// The connection a downstream request in `session` (none: a stateless request) goes
+    /// through: the shared one, or — a `per-session` upstream — the session's own child.
+    pub(crate) fn lane(
+        self: &Arc<Self>,
+        session: Option<&mcp_server::SessionHandle>,
+    ) -> Result<Lane, ErrorObject> {
+        match session {
+            Some(session) if self.config.sharing == Sharing::PerSession => {
+                self.session_child(session).map(Lane::Session)
+            }
+            _ => Ok(Lane::Shared),
+        }
     }
 
-    /// How many downstream requests are in flight through this upstream.
-    pub(crate) fn callers(&self) -> usize {
-        self.downstreams.lock().unwrap_or_else(|e| e.into_inner()).len()
+    /// The downstream requests in flight through `lane`'s connection.
+    pub(crate) fn callers<'a>(&'a self, lane: &'a Lane) -> &'a Arc<Callers> {
+        match lane {
+            Lane::Shared => &self.callers,
+            Lane::Session(child) => &child.callers,
+        }
+    }
+
+    /// The notifications outside any call (log messages among them) of `lane`'s connection,
+    /// while it is connected.
+    pub(crate) fn notifications(
+        &self,
+        lane: &Lane,
+    ) -> Option<tokio::sync::broadcast::Receiver<ServerNotification>> {
+        match lane {
+            Lane::Shared => self.life.borrow().client.as_ref().map(Client::notifications),
+            Lane::Session(child) => Some(child.notifications()),
+        }
     }
 
     fn unavailable(&self) -> ErrorObject {
@@ -190,15 +221,20 @@ impl Upstream {
             .with_data(serde_json::json!({"upstream": self.name(), "state": state.as_str(), "outcome": "not executed"}))
     }
 
-    /// Runs one request on the upstream: waits for it to be ready, takes one of its
-    /// concurrency slots (waiting at most the request timeout), and counts the outcome. A
-    /// failure of the transport makes the supervisor check the connection.
-    pub(crate) async fn run<T, F, Fut>(&self, request: F) -> Result<T, ErrorObject>
+    /// Runs one request on the upstream, through `lane`: waits for its connection to be ready
+    /// (a session's child is started), takes one of the upstream's concurrency slots (waiting at
+    /// most the request timeout), and counts the outcome. A failure of the shared transport
+    /// makes the supervisor check the connection; a session's child that exited is started
+    /// again by the session's next request.
+    pub(crate) async fn run<T, F, Fut>(&self, lane: &Lane, request: F) -> Result<T, ErrorObject>
     where
         F: FnOnce(Client) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
     {
-        let client = self.ready_client().await?;
+        let client = match lane {
+            Lane::Shared => self.ready_client().await?,
+            Lane::Session(child) => child.client(self).await?,
+        };
         let Ok(Ok(_permit)) = tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
         else {
             return Err(ErrorObject::internal(format!(
@@ -218,7 +254,9 @@ impl Upstream {
                 self.failures.fetch_add(1, Ordering::Relaxed);
                 if matches!(error, ClientError::Transport { .. }) {
                     self.record_error(&error.to_string());
-                    self.trouble.notify_one();
+                    if matches!(lane, Lane::Shared) {
+                        self.trouble.notify_one();
+                    }
                 }
                 Err(upstream_error(self.name(), &error))
             }
@@ -246,9 +284,12 @@ impl Upstream {
         }
         let client = self.life.borrow().client.clone();
         self.life.send_replace(Life { state: UpstreamState::Closed, client: None });
-        if let Some(client) = client {
-            client.close().await;
-        }
+        let shared = async {
+            if let Some(client) = client {
+                client.close().await;
+            }
+        };
+        tokio::join!(shared, self.children.close_all());
     }
 
     pub(crate) fn status(&self) -> UpstreamStatus {
@@ -280,6 +321,9 @@ impl Upstream {
             requests: self.requests.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
+            sharing: self.config.sharing.as_str().to_owned(),
+            sessions: self.children.len(),
+            session_starts: self.session_starts.load(Ordering::Relaxed),
         }
     }
 }
@@ -290,6 +334,14 @@ fn transport_kind(transport: &crate::config::Transport) -> &'static str {
         crate::config::Transport::Http { .. } => "http",
         crate::config::Transport::Sse { .. } => "sse",
     }
+}
+
+/// Which connection of an upstream a downstream request goes through ([`Upstream::lane`]).
+pub(crate) enum Lane {
+    /// The upstream's one shared connection.
+    Shared,
+    /// A downstream session's own child (`per-session` stdio upstreams).
+    Session(Arc<sessions::SessionChild>),
 }
 
 struct Decrement<'a>(&'a AtomicUsize);
@@ -398,9 +450,9 @@ async fn supervise(up: Arc<Upstream>) {
 
 /// Connects and lists, within the start timeout.
 async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
-    let weak = Arc::downgrade(up);
+    let callers = Arc::downgrade(&up.callers);
     let opening = async {
-        let client = connect::connect(&up.config, weak).await.map_err(|e| e.to_string())?;
+        let client = connect::connect(&up.config, callers).await.map_err(|e| e.to_string())?;
         if !client.protocol_version().is_modern() && client.server_capabilities().logging.is_some() {
             // A legacy session's log messages are the session's: take them all, and pass each to
             // a caller at the level that caller asked for (`forward`).

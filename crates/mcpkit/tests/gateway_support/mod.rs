@@ -254,3 +254,94 @@ pub(crate) fn the_pid_with(marker: &str) -> u32 {
 pub(crate) fn signal(pid: u32, signal: nix::sys::signal::Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
 }
+
+/// One keep-alive HTTP/1.1 connection to a gateway's `/mcp`, speaking the legacy (2025-11-25)
+/// headers: thousands of requests without a connection each.
+pub(crate) struct Conn {
+    reader: std::io::BufReader<std::net::TcpStream>,
+    authority: String,
+}
+
+/// A response: status, the `Mcp-Session-Id` it carried, and the body.
+pub(crate) type Reply = (u16, Option<String>, String);
+
+impl Conn {
+    pub(crate) fn open(authority: &str) -> Conn {
+        let stream = std::net::TcpStream::connect(authority).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Conn { reader: std::io::BufReader::new(stream), authority: authority.to_owned() }
+    }
+
+    /// A POST of `body` in `session`.
+    pub(crate) fn post(&mut self, session: Option<&str>, body: &str) -> Reply {
+        self.send("POST", session, body)
+    }
+
+    /// A DELETE of `session`.
+    pub(crate) fn delete(&mut self, session: &str) -> Reply {
+        self.send("DELETE", Some(session), "")
+    }
+
+    fn send(&mut self, method: &str, session: Option<&str>, body: &str) -> Reply {
+        use std::io::BufRead;
+        let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+        let request = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\n\r\n{body}",
+            self.authority,
+            body.len()
+        );
+        self.reader.get_mut().write_all(request.as_bytes()).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status =
+            line.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{line:?}"));
+        let (mut length, mut chunked, mut id) = (0usize, false, None);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let Some((k, v)) = header.split_once(':') else { continue };
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim());
+            match k.as_str() {
+                "content-length" => length = v.parse().unwrap(),
+                "transfer-encoding" => chunked = v.to_ascii_lowercase().contains("chunked"),
+                "mcp-session-id" => id = Some(v.to_owned()),
+                _ => {}
+            }
+        }
+        let mut body = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line).unwrap();
+                let size = usize::from_str_radix(line.trim().split(';').next().unwrap(), 16).unwrap();
+                let mut chunk = vec![0; size + 2];
+                self.reader.read_exact(&mut chunk).unwrap();
+                if size == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..size]);
+            }
+        } else {
+            body.resize(length, 0);
+            self.reader.read_exact(&mut body).unwrap();
+        }
+        (status, id, String::from_utf8(body).unwrap())
+    }
+
+    /// `initialize` and `notifications/initialized`: the new session's id.
+    pub(crate) fn open_session(&mut self) -> String {
+        let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
+        let (code, session, body) = self.post(None, initialize);
+        assert_eq!(code, 200, "{body}");
+        let session = session.unwrap_or_else(|| panic!("no session id: {body}"));
+        let (code, _, body) =
+            self.post(Some(&session), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(code, 202, "{body}");
+        session
+    }
+}

@@ -222,3 +222,18 @@ fn errors_expose_their_location() {
     assert_eq!(at.upstream.as_deref(), Some("a"));
     assert_eq!(at.field.as_deref(), Some("max_concurrency"));
 }
+
+#[test]
+fn sharing() {
+    let e = toml_err("[servers.a]\ncommand = \"x\"\nsharing = \"per-client\"\n");
+    assert_has(
+        &e,
+        &["upstream `a`", "field `sharing`", "unknown value \"per-client\"", "shared, per-session"],
+    );
+    let e = toml_err("[servers.a]\nurl = \"https://x/\"\nsharing = \"per-session\"\n");
+    assert_has(&e, &["upstream `a`", "field `sharing`", "for stdio upstreams"]);
+    let e = json_err(r#"{"mcpServers": {"a": {"command": "x", "sharing": 1}}}"#);
+    assert_has(&e, &["upstream `a`", "sharing"]);
+    let c = toml_ok("[servers.a]\ncommand = \"x\"\nsharing = \"per-session\"\n");
+    assert_eq!(c.upstreams[0].sharing, Sharing::PerSession);
+}
