@@ -47,6 +47,18 @@ enum GatewayAction {
         #[arg(value_name = "CONFIG")]
         file: PathBuf,
     },
+    /// Show a running gateway's upstreams (its `GET /status`): state, transport, revision,
+    /// counts, last error. Exits 0 when every upstream is up and no name conflicts, 1
+    /// otherwise, 2 when the gateway cannot be reached.
+    Status {
+        /// The gateway: its MCP URL as `mcpkit gateway --http` printed it
+        /// (http://127.0.0.1:PORT/mcp), its base URL, HOST:PORT or PORT on 127.0.0.1.
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Print the status as JSON, as the endpoint returned it.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `mcpkit gateway check CONFIG`.
@@ -79,8 +91,10 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 pub(crate) fn run(args: GatewayArgs) -> ExitCode {
-    if let Some(GatewayAction::Check { file }) = &args.action {
-        return validate(file);
+    match &args.action {
+        Some(GatewayAction::Check { file }) => return validate(file),
+        Some(GatewayAction::Status { url, json }) => return crate::gateway_status::run(url, *json),
+        None => {}
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -213,7 +227,10 @@ async fn serve_http(
     let app = mcp.router().merge(status);
     eprintln!("listening on http://{}/mcp", bound.local_addr());
     for upstream in gateway.status().upstreams {
-        eprintln!("{}", describe(&upstream));
+        eprintln!(
+            "{}",
+            crate::gateway_status::describe(&serde_json::to_value(&upstream).unwrap_or_default())
+        );
     }
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let reloader = gateway.clone();
@@ -248,20 +265,6 @@ async fn serve_http(
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(e),
     }
-}
-
-/// One line about an upstream: `upstream NAME: STATE (transport, revision, counts)` and its
-/// last error when it has one.
-fn describe(u: &mcp_gateway::UpstreamStatus) -> String {
-    let mut line = format!("upstream {}: {} ({}", u.name, u.state.as_str(), u.transport);
-    if let Some(version) = &u.protocol_version {
-        line.push_str(&format!(", {version}"));
-    }
-    line.push_str(&format!(", {} tools, {} prompts, {} resources)", u.tools, u.prompts, u.resources));
-    if let Some(error) = &u.last_error {
-        line.push_str(&format!(": {error}"));
-    }
-    line
 }
 
 /// The configuration of `mcpkit gateway` without `--config`: the demonstration server as its

@@ -14,6 +14,7 @@ mod client;
 mod credentials;
 mod demo;
 mod gateway;
+mod gateway_status;
 mod generate;
 mod interactive;
 mod logging;
@@ -85,7 +86,7 @@ enum Command {
     /// their tools, prompts, resources and templates are served as one list, each call routed
     /// to its owner, in the era each client speaks. The file is reloaded when it changes.
     #[command(
-        after_help = "Examples:\n  mcpkit gateway --config gateway.toml --http 127.0.0.1:8080\n  mcpkit gateway --config ~/.cursor/mcp.json --stdio   # one mcpServers entry for all\n  mcpkit gateway --config gateway.toml --check        # start, report, exit"
+        after_help = "Examples:\n  mcpkit gateway --config gateway.toml --http 127.0.0.1:8080\n  mcpkit gateway --config ~/.cursor/mcp.json --stdio   # one mcpServers entry for all\n  mcpkit gateway --config gateway.toml --check        # start, report, exit\n  mcpkit gateway status http://127.0.0.1:8080/mcp     # a running gateway's upstreams"
     )]
     Gateway(gateway::GatewayArgs),
     #[command(flatten)]

@@ -377,6 +377,7 @@ fn man_pages_come_from_the_command_definitions() {
     expected.push("mcpkit.1".to_owned());
     // A nested subcommand gets a page of its own.
     expected.push("mcpkit-gateway-check.1".to_owned());
+    expected.push("mcpkit-gateway-status.1".to_owned());
     expected.sort();
     assert_eq!(files, expected);
     assert_eq!(out.lines().count(), expected.len(), "{out}");

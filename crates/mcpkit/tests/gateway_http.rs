@@ -33,6 +33,39 @@ fn status_reports_every_upstream() {
     assert!(gateway_support::upstream(&status, "b")["requests"].as_u64().unwrap() >= 1, "{status}");
 }
 
+/// `mcpkit gateway status URL`: a line per upstream, `--json` the endpoint's document; exit 1
+/// when an upstream is down, 2 when there is no gateway there.
+#[test]
+fn the_status_command_shows_each_upstream() {
+    let dir = Dir::new("status-command");
+    let config = dir.write_config(
+        &[
+            stdio_upstream("a", ""),
+            "[servers.broken]\ncommand = \"/nonexistent/mcp-server\"\nstart_timeout_ms = 2000\n".to_owned(),
+        ]
+        .concat(),
+    );
+    let gateway = gateway_support::gateway_http(&config);
+
+    let (code, out, err) = support::run(&["gateway", "status", gateway.url()]);
+    assert_eq!(code, 1, "an upstream is down: {out}{err}");
+    assert!(
+        out.lines().any(|l| l.starts_with("upstream a: ready (stdio, ") && l.contains(" tools, ")),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("upstream broken: down (stdio") && l.contains("): ")), "{out}");
+
+    let (code, out, err) = support::run(&["gateway", "status", "--json", gateway.authority()]);
+    assert_eq!(code, 1, "{err}");
+    let status = json(&out);
+    assert_eq!(gateway_support::upstream(&status, "a")["state"], "ready", "{status}");
+    assert_eq!(gateway_support::upstream(&status, "broken")["state"], "down", "{status}");
+
+    let (code, out, err) = support::run(&["gateway", "status", &support::closed_authority()]);
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(err.contains("/status"), "{err}");
+}
+
 #[test]
 fn status_refuses_a_foreign_host() {
     let dir = Dir::new("status-host");
