@@ -76,6 +76,8 @@ pub use exchange::http_status;
 #[cfg(feature = "oauth")]
 pub use mcp_auth::jose::Algorithm;
 pub use sealed::SessionKey;
+#[doc(hidden)]
+pub use sealed::bench_seal_and_open;
 pub use serve::{Bound, ConnectionLimits, bind, serve, serve_app_until, serve_until};
 
 /// The wire codecs (header values, event ids, SSE events), reachable only for the fuzz targets

@@ -132,6 +132,20 @@ pub(crate) fn open(key: &SessionKey, id: &str) -> Option<SealedSession> {
     (session.expires >= now()).then_some(session)
 }
 
+/// What the benchmark measures (`benches/sealed.rs`): sealing the state of a session whose
+/// client declared `capabilities`, then opening the id. Not an API.
+#[doc(hidden)]
+pub fn bench_seal_and_open(key: &SessionKey, capabilities: &ClientCapabilities) -> bool {
+    let session = SealedSession::new(
+        ProtocolVersion::V2025_11_25,
+        capabilities.clone(),
+        Implementation::new("claude-ai", "0.1.0"),
+        Some("https://issuer.example/ user-1234".to_owned()),
+        Duration::from_secs(86_400),
+    );
+    seal(key, &session).and_then(|id| open(key, &id)).is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
