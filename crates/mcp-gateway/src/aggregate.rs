@@ -39,6 +39,10 @@ pub(crate) struct Tables {
 pub(crate) struct Routes {
     pub(crate) prompts: HashMap<String, (Arc<Upstream>, String)>,
     pub(crate) templates: HashMap<String, (Arc<Upstream>, String)>,
+    /// Each listed resource's owner and the owner's URI for it, by downstream URI.
+    pub(crate) resources: HashMap<String, (Arc<Upstream>, String)>,
+    /// The downstream URI of an upstream's resource served namespaced, by (upstream, its URI).
+    pub(crate) namespaced: HashMap<(String, String), String>,
 }
 
 /// The lists as clients see them, with each entry's owner.
@@ -140,9 +144,14 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
                 tracing::warn!(upstream = up.name(), uri = %def.uri, "resource listed twice; the second is left out");
                 continue;
             }
+            let namespaced = namespace.is_some();
             resources = resources.add_dyn(def.clone(), forward::read(up.clone(), namespace));
             let errors = resources.take_errors();
             if errors.is_empty() {
+                routes.resources.insert(def.uri.clone(), (up.clone(), resource.uri.clone()));
+                if namespaced {
+                    routes.namespaced.insert((up.name().to_owned(), resource.uri.clone()), def.uri.clone());
+                }
                 seen.resources.push((u, def));
             }
             left_out.extend(

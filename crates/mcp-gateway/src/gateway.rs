@@ -2,7 +2,7 @@
 //! mcp-server [`Server`] that any mcpkit transport serves, kept current as upstreams change,
 //! come and go, and the configuration is reloaded.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,9 +56,19 @@ struct Inner {
     seen: Mutex<Seen>,
     report: Mutex<(Vec<Conflict>, Vec<LeftOut>)>,
     events: Events,
+    /// The resource URIs (downstream) the gateway's clients follow.
+    followed: Arc<Followed>,
     closed: CancellationToken,
     /// One aggregation or reload at a time.
     applying: tokio::sync::Mutex<()>,
+}
+
+/// The resource URIs the gateway's clients follow (`Server::on_resource_interest`), and a
+/// signal when they change.
+#[derive(Default)]
+struct Followed {
+    uris: Mutex<BTreeSet<String>>,
+    changed: Notify,
 }
 
 /// A running gateway. Cheap to clone.
@@ -86,8 +96,19 @@ impl Gateway {
     /// naming gives two items the same name.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         let routes: Arc<ArcSwap<Routes>> = Arc::default();
+        let followed = Arc::new(Followed::default());
+        let hook = followed.clone();
         let server = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
             .title("mcpkit gateway")
+            .on_resource_interest(move |uri, on| {
+                let mut uris = hook.uris.lock().unwrap_or_else(|e| e.into_inner());
+                if on {
+                    uris.insert(uri.to_owned());
+                } else {
+                    uris.remove(uri);
+                }
+                hook.changed.notify_one();
+            })
             .completions(Completions::new().fallback(forward::complete(routes.clone())))
             .serve_tools(true)
             .serve_prompts(true)
@@ -113,6 +134,7 @@ impl Gateway {
                 seen: Mutex::new(Seen::default()),
                 report: Mutex::new((Vec::new(), Vec::new())),
                 events,
+                followed,
                 closed: CancellationToken::new(),
                 applying: tokio::sync::Mutex::new(()),
             }),
@@ -257,6 +279,43 @@ impl Gateway {
         *old = seen;
         drop(old);
         self.announce_unavailable();
+        self.follow();
+    }
+
+    /// Tells each upstream which of its resources the gateway's clients follow: a listed
+    /// resource's owner, under its own URI; a URI under an upstream's namespace
+    /// (`{prefix}+{uri}`), that upstream; any other URI (one a template yields), every upstream
+    /// that offers templates.
+    fn follow(&self) {
+        let routes = self.inner.routes.load();
+        let upstreams = self.inner.upstreams.load();
+        let uris = self.inner.followed.uris.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let mut wanted: Vec<BTreeSet<String>> = vec![BTreeSet::new(); upstreams.len()];
+        let index = |up: &Arc<Upstream>| upstreams.iter().position(|u| Arc::ptr_eq(u, up));
+        for uri in &uris {
+            if let Some((owner, own_uri)) = routes.resources.get(uri) {
+                if let Some(i) = index(owner) {
+                    wanted[i].insert(own_uri.clone());
+                }
+                continue;
+            }
+            let namespace = upstreams.iter().position(|u| {
+                uri.strip_prefix(u.config.effective_prefix()).is_some_and(|rest| rest.starts_with('+'))
+            });
+            if let Some(i) = namespace {
+                let prefix_len = upstreams[i].config.effective_prefix().len() + 1;
+                wanted[i].insert(uri[prefix_len..].to_owned());
+                continue;
+            }
+            for (i, up) in upstreams.iter().enumerate() {
+                if !up.catalog().templates.is_empty() {
+                    wanted[i].insert(uri.clone());
+                }
+            }
+        }
+        for (up, uris) in upstreams.iter().zip(wanted) {
+            up.follow(uris);
+        }
     }
 
     async fn reaggregate(&self) {
@@ -291,8 +350,9 @@ async fn settle(upstreams: &[Arc<Upstream>]) {
 
 /// Re-aggregates when an upstream changed, and announces resource updates, until the gateway
 /// closes.
-async fn watch(inner: std::sync::Weak<Inner>, mut updated: mpsc::Receiver<String>) {
-    let Some((changed, closed)) = inner.upgrade().map(|i| (i.events.changed.clone(), i.closed.clone()))
+async fn watch(inner: std::sync::Weak<Inner>, mut updated: mpsc::Receiver<(String, String)>) {
+    let Some((changed, closed, followed)) =
+        inner.upgrade().map(|i| (i.events.changed.clone(), i.closed.clone(), i.followed.clone()))
     else {
         return;
     };
@@ -304,9 +364,16 @@ async fn watch(inner: std::sync::Weak<Inner>, mut updated: mpsc::Receiver<String
                 let Some(inner) = inner.upgrade() else { return };
                 Gateway { inner }.reaggregate().await;
             }
-            uri = updated.recv() => {
-                let (Some(uri), Some(inner)) = (uri, inner.upgrade()) else { return };
-                inner.server.resource_updated(&uri);
+            () = followed.changed.notified() => {
+                let Some(inner) = inner.upgrade() else { return };
+                Gateway { inner }.follow();
+            }
+            update = updated.recv() => {
+                let (Some((upstream, uri)), Some(inner)) = (update, inner.upgrade()) else { return };
+                // Namespaced downstream: the update names the gateway's URI for it.
+                let routes = inner.routes.load();
+                let downstream = routes.namespaced.get(&(upstream, uri.clone())).unwrap_or(&uri);
+                inner.server.resource_updated(downstream);
             }
         }
     }

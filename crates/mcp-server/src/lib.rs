@@ -44,6 +44,7 @@ mod context;
 pub mod door;
 mod extract;
 mod handler;
+mod interest;
 mod peer;
 mod principal;
 mod prompts;
@@ -71,6 +72,7 @@ pub use extract::{
     ResponseStream, State, Version,
 };
 pub use handler::{BoxFuture, Handler};
+pub use interest::InterestHook;
 pub use peer::{AskError, Peer};
 pub use principal::Principal;
 pub use prompts::{IntoPromptResult, PromptError, Prompts};

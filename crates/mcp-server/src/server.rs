@@ -40,6 +40,8 @@ pub(crate) struct ServerInner {
     /// What a request's extractors read of the server (its state values, its change channel).
     pub(crate) context: Arc<ServerContext>,
     pub(crate) shutdown: CancellationToken,
+    /// The resource URIs clients follow, counted when a hook wants them.
+    pub(crate) interest: Arc<crate::interest::Interest>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -111,6 +113,7 @@ impl Server {
             key: None,
             states: HashMap::new(),
             serve: [None; 3],
+            interest: None,
         }
     }
 
@@ -209,6 +212,7 @@ pub struct ServerBuilder {
     key: Option<StateKey>,
     states: States,
     serve: [Option<bool>; 3],
+    interest: Option<crate::interest::InterestHook>,
 }
 
 impl ServerBuilder {
@@ -285,6 +289,17 @@ impl ServerBuilder {
         self
     }
 
+    /// Calls `hook(uri, true)` when the first client starts following the resource `uri`
+    /// (legacy `resources/subscribe`, or a `subscriptions/listen` stream's
+    /// `resourceSubscriptions`) and `hook(uri, false)` when the last one stops (unsubscribed,
+    /// its stream or its session ended) — for a server whose resources live elsewhere, as a
+    /// gateway's do, to follow upstream only what its clients follow. The hook runs under a
+    /// lock that keeps one URI's calls in order: record and return.
+    pub fn on_resource_interest(mut self, hook: impl Fn(&str, bool) + Send + Sync + 'static) -> Self {
+        self.interest = Some(Arc::new(hook));
+        self
+    }
+
     /// Builds the server; every registration problem is reported at once.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
@@ -311,6 +326,7 @@ impl ServerBuilder {
             key: self.key.unwrap_or_else(StateKey::random),
             context: Arc::new(context),
             shutdown: CancellationToken::new(),
+            interest: Arc::new(crate::interest::Interest::new(self.interest)),
         };
         Ok(Server { inner: Arc::new(inner) })
     }

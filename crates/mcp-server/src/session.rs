@@ -34,6 +34,8 @@ pub struct LegacySession {
     next_id: AtomicI64,
     /// Cancelled when the session ends ([`LegacySession::close`], or the last handle dropped).
     ended: CancellationToken,
+    /// Where its subscriptions are counted, once it has one.
+    interest: std::sync::OnceLock<Arc<crate::interest::Interest>>,
 }
 
 impl std::fmt::Debug for LegacySession {
@@ -61,6 +63,7 @@ impl LegacySession {
             pending: Mutex::default(),
             next_id: AtomicI64::new(0),
             ended: CancellationToken::new(),
+            interest: std::sync::OnceLock::new(),
         }
     }
 
@@ -85,12 +88,30 @@ impl LegacySession {
         self.log_level().is_none_or(|min| level >= min)
     }
 
-    pub(crate) fn subscribe(&self, uri: &str) {
-        self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.to_owned());
+    pub(crate) fn subscribe(&self, uri: &str, interest: &Arc<crate::interest::Interest>) {
+        let interest = self.interest.get_or_init(|| interest.clone());
+        if self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.to_owned()) {
+            interest.add(uri);
+        }
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {
-        self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()).remove(uri);
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        if subscriptions.remove(uri)
+            && let Some(interest) = self.interest.get()
+        {
+            interest.remove(uri);
+        }
+    }
+
+    /// Gives back every subscription: the session ended.
+    fn forget_subscriptions(&self) {
+        let mut subscriptions = self.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(interest) = self.interest.get() {
+            for uri in subscriptions.drain() {
+                interest.remove(&uri);
+            }
+        }
     }
 
     /// True when the client subscribed to updates of `uri`.
@@ -133,12 +154,14 @@ impl LegacySession {
     /// and cancels [`LegacySession::ended`].
     pub fn close(&self) {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.forget_subscriptions();
         self.ended.cancel();
     }
 }
 
 impl Drop for LegacySession {
     fn drop(&mut self) {
+        self.forget_subscriptions();
         self.ended.cancel();
     }
 }

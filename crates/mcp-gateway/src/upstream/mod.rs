@@ -14,6 +14,7 @@ mod catalog;
 pub(crate) mod connect;
 mod sessions;
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
@@ -47,11 +48,12 @@ struct Life {
 
 /// How the gateway hears from its upstreams: `changed` when an upstream's lists or its
 /// availability changed (notifications coalesce: one aggregation covers many changes), and the
-/// URIs of `notifications/resources/updated` (bounded; beyond it an update is dropped, logged).
+/// upstream and URI of each `notifications/resources/updated` (bounded; beyond it an update is
+/// dropped, logged).
 #[derive(Clone)]
 pub(crate) struct Events {
     pub(crate) changed: Arc<Notify>,
-    pub(crate) updates: tokio::sync::mpsc::Sender<String>,
+    pub(crate) updates: tokio::sync::mpsc::Sender<(String, String)>,
 }
 
 impl Events {
@@ -86,6 +88,9 @@ pub(crate) struct Upstream {
     children: sessions::Children,
     /// Children started for sessions.
     session_starts: AtomicU64,
+    /// The resource URIs (the upstream's own) downstream clients follow: subscribed to while
+    /// connected.
+    following: watch::Sender<Arc<BTreeSet<String>>>,
     /// The supervisor task, awaited by [`Upstream::close`].
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -112,6 +117,7 @@ impl Upstream {
             callers: Arc::default(),
             children: sessions::Children::default(),
             session_starts: AtomicU64::new(0),
+            following: watch::Sender::new(Arc::default()),
             supervisor: Mutex::new(None),
         });
         let task = tokio::spawn(supervise(upstream.clone()));
@@ -174,6 +180,18 @@ impl Upstream {
             Ok(result) => result,
             Err(_) => Err(self.unavailable()),
         }
+    }
+
+    /// Follows exactly `uris` (the upstream's own URIs) from now on: subscribes to the new
+    /// ones and unsubscribes from the others, now when connected, else on connecting.
+    pub(crate) fn follow(&self, uris: BTreeSet<String>) {
+        self.following.send_if_modified(|current| {
+            let changed = **current != uris;
+            if changed {
+                *current = Arc::new(uris);
+            }
+            changed
+        });
     }
 
     /// The connection a downstream request in `session` (none: a stateless request) goes
@@ -476,19 +494,65 @@ async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
     }
 }
 
-/// Watches a ready upstream until it is lost; returns why.
-async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
+/// What to listen for on a modern upstream: its list changes, and the resources followed
+/// (when it supports subscriptions).
+fn filter_for(client: &Client, uris: &BTreeSet<String>) -> SubscriptionFilter {
     let caps = client.server_capabilities();
-    let filter = SubscriptionFilter {
+    let subscribes = caps.resources.as_ref().is_some_and(|r| r.subscribe == Some(true));
+    SubscriptionFilter {
         tools_list_changed: caps.tools.as_ref().and_then(|t| t.list_changed).filter(|&c| c),
         prompts_list_changed: caps.prompts.as_ref().and_then(|p| p.list_changed).filter(|&c| c),
         resources_list_changed: caps.resources.as_ref().and_then(|r| r.list_changed).filter(|&c| c),
+        resource_subscriptions: (subscribes && !uris.is_empty()).then(|| uris.iter().cloned().collect()),
         ..Default::default()
-    };
-    // Legacy sessions send list changes as plain notifications (`client.notifications()`);
-    // modern servers only on a `subscriptions/listen` stream.
+    }
+}
+
+/// A legacy upstream's subscriptions brought to `wanted` (`subscribed` is what it has).
+async fn resubscribe(
+    up: &Upstream,
+    client: &Client,
+    subscribed: &mut BTreeSet<String>,
+    wanted: &BTreeSet<String>,
+) {
+    let caps = client.server_capabilities();
+    if caps.resources.as_ref().is_none_or(|r| r.subscribe != Some(true)) {
+        return;
+    }
+    for uri in subscribed.difference(wanted).cloned().collect::<Vec<_>>() {
+        if let Err(e) = client.unsubscribe_resource(&uri).await {
+            tracing::debug!(upstream = up.name(), %uri, "resources/unsubscribe failed: {e}");
+        }
+        subscribed.remove(&uri);
+    }
+    for uri in wanted.difference(subscribed).cloned().collect::<Vec<_>>() {
+        match client.subscribe_resource(&uri).await {
+            Ok(()) => {
+                subscribed.insert(uri);
+            }
+            Err(e) => tracing::warn!(upstream = up.name(), %uri, "resources/subscribe failed: {e}"),
+        }
+    }
+}
+
+/// Watches a ready upstream until it is lost; returns why.
+async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
+    let mut following = up.following.subscribe();
+    let mut wanted = following.borrow_and_update().clone();
+    // Legacy sessions send list changes and resource updates as plain notifications
+    // (`client.notifications()`), after `resources/subscribe`; modern servers only on a
+    // `subscriptions/listen` stream.
     let modern = client.protocol_version().is_modern();
-    let mut subscription = if modern && !filter.is_empty() { client.listen(filter).await.ok() } else { None };
+    let mut subscribed = BTreeSet::new();
+    let mut subscription = None;
+    if modern {
+        let filter = filter_for(client, &wanted);
+        if !filter.is_empty() {
+            subscription = client.listen(filter).await.ok();
+        }
+    } else {
+        resubscribe(up, client, &mut subscribed, &wanted).await;
+    }
     let mut notifications = client.notifications();
     let mut poll = tokio::time::interval(CLOSED_POLL);
     loop {
@@ -497,6 +561,20 @@ async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
             _ = poll.tick() => {
                 if let Some(why) = client.closed() {
                     return why;
+                }
+                continue;
+            }
+            changed = following.changed() => {
+                if changed.is_err() {
+                    return "closed".into();
+                }
+                wanted = following.borrow_and_update().clone();
+                if modern {
+                    // The new stream is open before the old one is dropped: nothing missed.
+                    let filter = filter_for(client, &wanted);
+                    subscription = if filter.is_empty() { None } else { client.listen(filter).await.ok() };
+                } else {
+                    resubscribe(up, client, &mut subscribed, &wanted).await;
                 }
                 continue;
             }
@@ -526,13 +604,11 @@ async fn watch_ready(up: &Arc<Upstream>, client: &Client) -> String {
                     if let Some(why) = client.closed() {
                         return why;
                     }
+                    let mut filter = filter_for(client, &wanted);
                     let caps = client.server_capabilities();
-                    let filter = SubscriptionFilter {
-                        tools_list_changed: caps.tools.as_ref().and(Some(true)),
-                        prompts_list_changed: caps.prompts.as_ref().and(Some(true)),
-                        resources_list_changed: caps.resources.as_ref().and(Some(true)),
-                        ..Default::default()
-                    };
+                    filter.tools_list_changed = caps.tools.as_ref().and(Some(true));
+                    filter.prompts_list_changed = caps.prompts.as_ref().and(Some(true));
+                    filter.resources_list_changed = caps.resources.as_ref().and(Some(true));
                     subscription = client.listen(filter).await.ok();
                     Stale::ALL
                 }
@@ -568,7 +644,7 @@ fn changes(up: &Upstream, notification: &ServerNotification) -> Stale {
         ServerNotification::PromptListChanged(_) => Stale { prompts: true, ..Default::default() },
         ServerNotification::ResourceListChanged(_) => Stale { resources: true, ..Default::default() },
         ServerNotification::ResourceUpdated(p) => {
-            if up.events.updates.try_send(p.uri.clone()).is_err() {
+            if up.events.updates.try_send((up.name().to_owned(), p.uri.clone())).is_err() {
                 tracing::warn!(upstream = up.name(), uri = %p.uri, "resource update dropped: too many waiting");
             }
             Stale::default()

@@ -82,7 +82,7 @@ impl Server {
     pub(super) fn subscribe(&self, ctx: &Ctx<'_>, uri: &str, subscribe: bool) -> Routed {
         if let Mode::Legacy(session) = &ctx.mode {
             if subscribe {
-                session.subscribe(uri);
+                session.subscribe(uri, &self.inner.interest);
             } else {
                 session.unsubscribe(uri);
             }

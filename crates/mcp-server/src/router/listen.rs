@@ -81,6 +81,9 @@ impl Server {
     /// client cancels (no response) or the server shuts down (a completion result).
     pub(super) async fn listen(&self, ctx: &Ctx<'_>, params: SubscriptionsListenRequestParams) -> Routed {
         let filter = self.honoured(&params.notifications);
+        // Followed until this stream ends, however it ends.
+        let _following =
+            crate::interest::Following::new(&self.inner.interest, filter.resource_subscriptions.as_ref());
         // Subscribe before acknowledging, so no change between the two is lost.
         let mut changes = self.inner.context.changes.subscribe();
         let sink = &ctx.sink;
