@@ -509,6 +509,7 @@ async fn an_expired_legacy_session_is_initialized_again_and_the_call_retried() {
                     status: 404,
                     content_type: None,
                     www_authenticate: None,
+                    authorization: None,
                     body: Default::default(),
                 })
             }
@@ -538,6 +539,7 @@ async fn http_probe_answered_400_without_modern_error_means_legacy() {
                 status: 400,
                 content_type: Some("application/json".into()),
                 www_authenticate: None,
+                authorization: None,
                 body: bytes::Bytes::from_static(
                     br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#,
                 ),
@@ -563,6 +565,7 @@ async fn http_probe_answered_400_with_unsupported_version_retries_instead_of_fal
                 status: 400,
                 content_type: Some("application/json".into()),
                 www_authenticate: None,
+                authorization: None,
                 body: bytes::Bytes::from(
                     json!({"jsonrpc": "2.0", "id": s.id(), "error": {"code": -32022, "message": "Unsupported",
                         "data": {"supported": ["2026-07-28"], "requested": "2026-07-28"}}})

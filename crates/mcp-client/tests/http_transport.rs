@@ -347,10 +347,11 @@ async fn error_statuses_keep_a_bounded_body() {
     .await;
     let (transport, mut rx) = streamable(HttpConfig::new(server.url("/bad")));
     match transport.send(modern_call(1, "echo", json!({}))).await {
-        Err(TransportError::Http { status, content_type, www_authenticate, body }) => {
+        Err(TransportError::Http { status, content_type, www_authenticate, body, authorization }) => {
             assert_eq!(status, 400);
             assert_eq!(content_type.as_deref(), Some("application/json"));
             assert_eq!(www_authenticate, None);
+            assert_eq!(authorization, None, "no authorization layer tried");
             assert_eq!(&body[..], RPC_ERROR.as_bytes());
         }
         other => panic!("expected HTTP 400, got {other:?}"),

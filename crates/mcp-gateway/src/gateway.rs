@@ -58,6 +58,7 @@ struct Inner {
     events: Events,
     /// The resource URIs (downstream) the gateway's clients follow.
     followed: Arc<Followed>,
+    options: GatewayOptions,
     closed: CancellationToken,
     /// One aggregation or reload at a time.
     applying: tokio::sync::Mutex<()>,
@@ -69,6 +70,53 @@ struct Inner {
 struct Followed {
     uris: Mutex<BTreeSet<String>>,
     changed: Notify,
+}
+
+/// Gives an HTTP upstream its authorization — an OAuth client with stored credentials, a
+/// token source — or `None` (the upstream's configured headers only). Asked once per upstream,
+/// when it is started (and for each upstream a reload adds or changes).
+pub type UpstreamAuth =
+    Arc<dyn Fn(&UpstreamConfig) -> Option<Arc<dyn mcp_client::transport::http::HttpAuth>> + Send + Sync>;
+
+/// How a gateway is started, beyond its configuration.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct GatewayOptions {
+    upstream_auth: Option<UpstreamAuth>,
+}
+
+impl std::fmt::Debug for GatewayOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayOptions").field("upstream_auth", &self.upstream_auth.is_some()).finish()
+    }
+}
+
+impl GatewayOptions {
+    /// No options: upstreams get their configured headers only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Authorizes HTTP upstreams with what `auth` gives each (see [`UpstreamAuth`]): a `401`
+    /// from the upstream goes to it (a token refreshed, or the failure it reports), and the
+    /// refused request is sent again.
+    pub fn upstream_auth(
+        mut self,
+        auth: impl Fn(&UpstreamConfig) -> Option<Arc<dyn mcp_client::transport::http::HttpAuth>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.upstream_auth = Some(Arc::new(auth));
+        self
+    }
+
+    fn auth_for(&self, config: &UpstreamConfig) -> Option<Arc<dyn mcp_client::transport::http::HttpAuth>> {
+        if matches!(config.transport, crate::config::Transport::Stdio { .. }) {
+            return None;
+        }
+        self.upstream_auth.as_ref().and_then(|auth| auth(config))
+    }
 }
 
 /// A running gateway. Cheap to clone.
@@ -95,6 +143,11 @@ impl Gateway {
     /// failed (each within its start timeout), and aggregates what they offer. Fails when the
     /// naming gives two items the same name.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        Self::start_with(config, GatewayOptions::default()).await
+    }
+
+    /// [`Gateway::start`] with `options`.
+    pub async fn start_with(config: GatewayConfig, options: GatewayOptions) -> Result<Gateway, GatewayError> {
         let routes: Arc<ArcSwap<Routes>> = Arc::default();
         let followed = Arc::new(Followed::default());
         let hook = followed.clone();
@@ -121,7 +174,9 @@ impl Gateway {
         let upstreams: Vec<Arc<Upstream>> = config
             .upstreams
             .iter()
-            .map(|c| Upstream::start(c.clone(), config.settings.list_timeout, events.clone()))
+            .map(|c| {
+                Upstream::start(c.clone(), options.auth_for(c), config.settings.list_timeout, events.clone())
+            })
             .collect();
         settle(&upstreams).await;
         let gateway = Gateway {
@@ -135,6 +190,7 @@ impl Gateway {
                 report: Mutex::new((Vec::new(), Vec::new())),
                 events,
                 followed,
+                options,
                 closed: CancellationToken::new(),
                 applying: tokio::sync::Mutex::new(()),
             }),
@@ -185,8 +241,13 @@ impl Gateway {
             match by_name.get(c.name.as_str()) {
                 Some(existing) if same(&existing.config, c) => next.push((*existing).clone()),
                 _ => {
-                    let up =
-                        Upstream::start(c.clone(), config.settings.list_timeout, self.inner.events.clone());
+                    let auth = self.inner.options.auth_for(c);
+                    let up = Upstream::start(
+                        c.clone(),
+                        auth,
+                        config.settings.list_timeout,
+                        self.inner.events.clone(),
+                    );
                     started.push(up.clone());
                     next.push(up);
                 }

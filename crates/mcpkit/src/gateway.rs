@@ -119,7 +119,15 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             },
             None => None,
         };
-        let gateway = match Gateway::start(config).await {
+        // HTTP upstreams use what `mcpkit login` stored (refreshed as it expires).
+        let options =
+            mcp_gateway::GatewayOptions::new().upstream_auth(|upstream| match &upstream.transport {
+                config::Transport::Http { url, headers } | config::Transport::Sse { url, headers } => {
+                    crate::login::upstream_oauth(url, headers)
+                }
+                config::Transport::Stdio { .. } => None,
+            });
+        let gateway = match Gateway::start_with(config, options).await {
             Ok(gateway) => gateway,
             Err(e) => return fail(e),
         };

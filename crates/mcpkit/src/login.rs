@@ -206,6 +206,57 @@ pub(crate) async fn attach(
     Ok(Some(auth))
 }
 
+/// OAuth for an HTTP upstream of `mcpkit gateway` (unless its configuration sets an
+/// `Authorization` header): the credentials `mcpkit login URL` stored, refreshed as they
+/// expire. A gateway has no user at hand: where a login is needed, the upstream fails to start
+/// with the line saying what to run (in the status and the logs), and is tried again with its
+/// backoff — after `mcpkit login`, it comes up by itself. `None` when no credentials directory
+/// can be determined.
+pub(crate) fn upstream_oauth(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+) -> Option<Arc<dyn HttpAuth>> {
+    if headers.keys().any(|name| name.eq_ignore_ascii_case("authorization")) {
+        return None;
+    }
+    let dir = crate::credentials::default_dir().ok()?;
+    let local = Url::parse(url).is_ok_and(|parsed| is_local_network(&parsed));
+    let built = OAuthClient::builder()
+        .client_name("mcpkit")
+        // The redirect of `mcpkit login`'s flow; the gateway itself never runs one.
+        .redirect_uri("http://127.0.0.1/callback")
+        .and_then(|builder| {
+            builder
+                .store(Arc::new(FileStore::at(dir)))
+                .prompt(Arc::new(LoginFirst { url: redact_url(url) }))
+                .allow_private_networks(local)
+                .build()
+        });
+    match built {
+        Ok(oauth) => Some(Arc::new(oauth)),
+        Err(e) => {
+            tracing::warn!(url = %redact_url(url), "no OAuth for this upstream: {e}");
+            None
+        }
+    }
+}
+
+/// The prompt of a gateway's upstream: there is no browser to open, only a command to name.
+struct LoginFirst {
+    url: String,
+}
+
+impl AuthorizationPrompt for LoginFirst {
+    fn authorize(&self, _authorization_url: Url) -> BoxFuture<'_, Result<Url, AuthError>> {
+        Box::pin(async move {
+            Err(AuthError::Prompt(format!(
+                "{} requires authorization: run 'mcpkit login {}'",
+                self.url, self.url
+            )))
+        })
+    }
+}
+
 /// Whether the URL's host is loopback or a private address.
 fn is_local_network(url: &Url) -> bool {
     let Some(host) = url.host_str() else { return false };

@@ -322,3 +322,61 @@ fn a_refused_authorization_fails_the_login() {
     assert!(list.stderr.contains(&files[0].display().to_string()) && list.stderr.contains("corrupt"));
     assert_eq!(std::fs::read_to_string(&files[0]).unwrap(), "{ corrupt");
 }
+
+/// The gateway's HTTP upstreams use what `mcpkit login` stored: without a login the upstream is
+/// down with the line saying what to run; after one it comes up by itself (its backoff) and
+/// calls go through, the token never printed.
+#[test]
+fn a_gateway_upstream_uses_the_stored_login() {
+    let auth = AuthServer::start();
+    let (_server, url) = serve(&auth.issuer);
+    let temp = TempDir::new();
+    let credentials = temp.0.join("credentials");
+    let config = temp.0.join("gateway.toml");
+    std::fs::write(&config, format!("[servers.remote]\nurl = {}\n", serde_json::to_string(&url).unwrap()))
+        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpkit"));
+    command
+        .args(["gateway", "--config", config.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .env("MCPKIT_CREDENTIALS_DIR", &credentials)
+        .env_remove("RUST_LOG");
+    let gateway = ListeningProcess::start(command);
+    let status = |gateway: &ListeningProcess| {
+        let done = mcpkit(&credentials, &["gateway", "status", "--json", gateway.url()]).finish();
+        let status: serde_json::Value = serde_json::from_str(&done.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {} {}", done.stdout, done.stderr));
+        status["upstreams"][0].clone()
+    };
+
+    // No login yet: down, saying what to run.
+    let remote = status(&gateway);
+    assert_eq!(remote["state"], "down", "{remote}");
+    let hint = format!("requires authorization: run 'mcpkit login {url}'");
+    assert!(remote["last_error"].as_str().unwrap_or_default().contains(&hint), "{remote}");
+
+    // Log in (the test is the browser); the gateway takes the stored token up by itself.
+    let login = mcpkit(&credentials, &["login", &url, "--no-browser"]);
+    let (status_code, answer) = get(&login.authorization_url());
+    assert_eq!(status_code, 302, "{answer}");
+    let (status_code, page) = get(&location(&answer));
+    assert_eq!(status_code, 200, "{page}");
+    let done = login.finish();
+    assert_eq!(done.status.code(), Some(0), "{}", done.stderr);
+    let deadline = std::time::Instant::now() + HANG;
+    loop {
+        let remote = status(&gateway);
+        if remote["state"] == "ready" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not ready after the login: {remote}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let call =
+        mcpkit(&credentials, &["call", "echo", "--arg", "text=through", "--url", gateway.url()]).finish();
+    assert_eq!(call.status.code(), Some(0), "{}", call.stderr);
+    assert!(call.stdout.contains("through"), "{}", call.stdout);
+    assert_eq!(auth.record().authorizations, 1, "the gateway used the login, it did not authorize again");
+    let tokens = auth.record().tokens.clone();
+    let logs = gateway.stderr();
+    assert!(tokens.iter().all(|t| !logs.contains(t.as_str())), "a token in the gateway's output");
+}

@@ -263,10 +263,28 @@ impl OAuthClient {
             && let Some(tokens) = stored
             && !is_dpop(&tokens)
         {
-            state.requested_scope = tokens.requested_scope.clone();
-            state.renew_at = tokens.expires_at.map(|at| at.saturating_sub(EXPIRY_MARGIN));
-            state.tokens = Some(tokens);
+            adopt(&mut state, tokens);
         }
+    }
+
+    /// Tokens stored since they were loaded — by another process (`login` in a command line
+    /// while a long-running client waits), or another client of the same store — that differ
+    /// from the refused ones (`presented`): adopted, to be tried before any new flow.
+    async fn stored_since(&self, server: &Url, presented: Option<&str>) -> bool {
+        let stored = match self.config.store.tokens(&Self::store_key(server)).await {
+            Ok(Some(stored)) if !is_dpop(&stored) => stored,
+            Ok(_) => return false,
+            Err(e) => {
+                tracing::debug!(target: "mcp_client::auth", "reading stored tokens failed: {e}");
+                return false;
+            }
+        };
+        if presented == Some(authorization_value(&stored).as_str()) {
+            return false;
+        }
+        tracing::debug!(target: "mcp_client::auth", "using tokens stored meanwhile");
+        adopt(&mut self.lock(), stored);
+        true
     }
 
     /// Renews a token about to expire (refresh token, or a grant without a user), when the
@@ -351,6 +369,9 @@ impl OAuthClient {
             resource_metadata: challenge.and_then(|c| c.param("resource_metadata")),
         };
         let insufficient = refusal.status == 403 || error == Some("insufficient_scope");
+        if !insufficient && self.stored_since(&trigger.server, presented.as_deref()).await {
+            return Ok(true);
+        }
         if insufficient && presented.is_some() {
             self.step_up(&trigger).await?;
         } else if presented.is_some() {
@@ -427,6 +448,13 @@ impl HttpAuth for OAuthClient {
     fn refused<'a>(&'a self, refusal: &'a Refusal) -> BoxFuture<'a, Result<bool, AuthError>> {
         Box::pin(self.on_refusal(refusal))
     }
+}
+
+/// `tokens` as the ones to send.
+fn adopt(state: &mut State, tokens: StoredTokens) {
+    state.requested_scope = tokens.requested_scope.clone();
+    state.renew_at = tokens.expires_at.map(|at| at.saturating_sub(EXPIRY_MARGIN));
+    state.tokens = Some(tokens);
 }
 
 /// The `Authorization` value of `tokens`.

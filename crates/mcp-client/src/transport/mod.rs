@@ -151,7 +151,7 @@ pub enum TransportError {
     /// The HTTP server answered with a status other than 2xx. `body` holds at most 64 KiB of
     /// the response body; the core inspects it (a JSON-RPC error inside a `400` identifies a
     /// modern server; `404` on a legacy session means the session expired).
-    #[error("HTTP status {status}")]
+    #[error("HTTP status {status}{}", authorization.as_ref().map(|why| format!(" ({why})")).unwrap_or_default())]
     Http {
         /// The status code.
         status: u16,
@@ -161,6 +161,9 @@ pub enum TransportError {
         www_authenticate: Option<String>,
         /// The (bounded) body.
         body: bytes::Bytes,
+        /// Why the authorization layer could not cure a `401` or `403` (a login needed, a
+        /// refused token request), when it tried.
+        authorization: Option<String>,
     },
     /// The server answered with something that is not MCP (wrong content type, an SSE stream
     /// where none may be, an endpoint event pointing to another origin, ...).

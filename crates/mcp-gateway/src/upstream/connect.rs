@@ -3,9 +3,9 @@
 //! on to the downstream caller.
 
 use std::str::FromStr;
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 
-use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
+use mcp_client::transport::http::{HeaderName, HeaderValue, HttpAuth, HttpConfig};
 use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, ClientError, EraCache};
 use mcp_types::ProtocolVersion;
@@ -34,8 +34,12 @@ fn builder(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<ClientBuil
 }
 
 /// Connects to `config`'s server (spawning it, for stdio) and completes the handshake; the
-/// server's questions go to one of `callers`.
-pub(crate) async fn connect(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<Client, ClientError> {
+/// server's questions go to one of `callers`; `auth` authorizes an HTTP server's requests.
+pub(crate) async fn connect(
+    config: &UpstreamConfig,
+    auth: Option<Arc<dyn HttpAuth>>,
+    callers: Weak<Callers>,
+) -> Result<Client, ClientError> {
     let builder = builder(config, callers)?;
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
@@ -53,6 +57,9 @@ pub(crate) async fn connect(config: &UpstreamConfig, callers: Weak<Callers>) -> 
                 let value = HeaderValue::from_str(value)
                     .map_err(|e| ClientError::Unsupported(format!("the value of header {name}: {e}")))?;
                 http = http.header(name, value);
+            }
+            if let Some(auth) = auth {
+                http = http.auth(auth);
             }
             builder.connect_http(http).await
         }

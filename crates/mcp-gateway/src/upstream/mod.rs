@@ -91,13 +91,22 @@ pub(crate) struct Upstream {
     /// The resource URIs (the upstream's own) downstream clients follow: subscribed to while
     /// connected.
     following: watch::Sender<Arc<BTreeSet<String>>>,
+    /// What authorizes an HTTP upstream's requests (kept across reconnections: a refreshed
+    /// token stays refreshed).
+    auth: Option<Arc<dyn mcp_client::transport::http::HttpAuth>>,
     /// The supervisor task, awaited by [`Upstream::close`].
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Upstream {
-    /// Creates the upstream and starts its supervisor.
-    pub(crate) fn start(config: UpstreamConfig, list_timeout: Duration, events: Events) -> Arc<Upstream> {
+    /// Creates the upstream and starts its supervisor; an HTTP upstream's requests are
+    /// authorized by `auth` when given.
+    pub(crate) fn start(
+        config: UpstreamConfig,
+        auth: Option<Arc<dyn mcp_client::transport::http::HttpAuth>>,
+        list_timeout: Duration,
+        events: Events,
+    ) -> Arc<Upstream> {
         let state = UpstreamState::Starting;
         let upstream = Arc::new(Upstream {
             slots: Semaphore::new(config.max_concurrency),
@@ -118,6 +127,7 @@ impl Upstream {
             children: sessions::Children::default(),
             session_starts: AtomicU64::new(0),
             following: watch::Sender::new(Arc::default()),
+            auth,
             supervisor: Mutex::new(None),
         });
         let task = tokio::spawn(supervise(upstream.clone()));
@@ -470,7 +480,8 @@ async fn supervise(up: Arc<Upstream>) {
 async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
     let callers = Arc::downgrade(&up.callers);
     let opening = async {
-        let client = connect::connect(&up.config, callers).await.map_err(|e| e.to_string())?;
+        let client =
+            connect::connect(&up.config, up.auth.clone(), callers).await.map_err(|e| e.to_string())?;
         if !client.protocol_version().is_modern() && client.server_capabilities().logging.is_some() {
             // A legacy session's log messages are the session's: take them all, and pass each to
             // a caller at the level that caller asked for (`forward`).

@@ -131,7 +131,7 @@ impl SessionChild {
         if self.ended.is_cancelled() {
             return Err(ErrorObject::internal("the client session has ended"));
         }
-        let starting = connect::connect(&up.config, Arc::downgrade(&self.callers));
+        let starting = connect::connect(&up.config, None, Arc::downgrade(&self.callers));
         let client = match tokio::time::timeout(up.config.start_timeout, starting).await {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => {

@@ -124,7 +124,19 @@ impl HttpCore {
                 Ok(false) => return Err(error),
                 Err(e) => {
                     tracing::warn!(status, error = %e, "authorization failed");
-                    return Err(error);
+                    return Err(match error {
+                        TransportError::Http { status, content_type, www_authenticate, body, .. } => {
+                            let authorization = Some(format!("authorization failed: {e}"));
+                            TransportError::Http {
+                                status,
+                                content_type,
+                                www_authenticate,
+                                body,
+                                authorization,
+                            }
+                        }
+                        other => other,
+                    });
                 }
             }
         }
@@ -230,7 +242,7 @@ pub(crate) async fn http_error(mut response: Response, limit: usize) -> Transpor
         }
     })
     .await;
-    TransportError::Http { status, content_type, www_authenticate, body: body.freeze() }
+    TransportError::Http { status, content_type, www_authenticate, body: body.freeze(), authorization: None }
 }
 
 /// Why a bounded read failed.
