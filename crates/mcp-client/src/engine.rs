@@ -620,9 +620,12 @@ fn earliest(
 }
 
 /// A `4xx` whose body is a JSON-RPC error response is the server's answer (modern servers send
-/// `-32022`, `-32021`, `-32020` and `-32602` this way); anything else stays a transport error.
+/// `-32022`, `-32021`, `-32020` and `-32602` this way); anything else stays a transport error —
+/// a `404` too, whatever its body: on a legacy session it means the session is gone (the server
+/// restarted, or expired it), which the client cures by initializing again.
 pub(crate) fn answer_from_http_error(error: TransportError) -> ClientError {
-    if let TransportError::Http { body, .. } = &error
+    if let TransportError::Http { body, status, .. } = &error
+        && *status != 404
         && let Ok(Message::Response(Response { result: Err(e), .. })) =
             mcp_types::decode_message(body, DecodeOptions::default())
     {

@@ -95,7 +95,8 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             let Some(name) = name else { continue };
             let mut def = tool.clone();
             def.name = name.clone();
-            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone()));
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone(), read_only));
             let errors = tools.take_errors();
             if errors.is_empty() {
                 seen.tools.push((u, def));

@@ -132,7 +132,9 @@ async fn send<M: Forwarded>(
     caller: &Caller,
     options: RequestOptions,
 ) -> Result<Answer<M::Result>, ClientError> {
-    let options = options.client_capabilities(caller.capabilities.clone());
+    // Retries are the gateway's (`Upstream::run`: read-only requests, once the upstream is
+    // back), the same for every era; the client's own would add to them.
+    let options = options.client_capabilities(caller.capabilities.clone()).retries(0);
     if caller.peer.is_modern() && client.protocol_version().is_modern() {
         let answers = caller.peer.answers();
         let state = caller.peer.carried_state().map(str::to_owned);
@@ -145,16 +147,25 @@ async fn send<M: Forwarded>(
     M::plain(client, params, options).await.map(Answer::Done)
 }
 
-/// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]).
+/// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]);
+/// a `read_only` one is sent again when its connection failed under it ([`Upstream::run`]).
 async fn pass<M: Forwarded>(
     upstream: &Arc<Upstream>,
     call: &Call,
     params: M::Params,
-) -> Result<M::Result, Rejection> {
+    read_only: bool,
+) -> Result<M::Result, Rejection>
+where
+    M::Params: Clone + Sync,
+{
     let up = upstream.clone();
     forward(upstream, call, move |options, caller, lane| {
         Box::pin(async move {
-            up.run(&lane, |client| async move { send::<M>(client, params, &caller, options).await }).await
+            let attempt = |client| {
+                let (params, options, caller) = (params.clone(), options.clone(), caller.clone());
+                async move { send::<M>(client, params, &caller, options).await }
+            };
+            up.run(&lane, read_only, attempt).await
         })
     })
     .await
@@ -285,10 +296,12 @@ fn strip_identity(meta: &mut Option<ResultMeta>) {
     }
 }
 
-/// `tools/call` of `original` on `upstream`.
+/// `tools/call` of `original` on `upstream`; `read_only` when the upstream annotates the tool
+/// `readOnlyHint` (sent again if its connection fails under it).
 pub(crate) fn tool(
     upstream: Arc<Upstream>,
     original: String,
+    read_only: bool,
 ) -> impl Fn(Call) -> Handling<CallToolResult> + Send + Sync + 'static {
     move |mut call: Call| {
         let upstream = upstream.clone();
@@ -297,7 +310,7 @@ pub(crate) fn tool(
             let arguments = call.arguments();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
-            let mut result = pass::<CallTool>(&upstream, &call, params).await?;
+            let mut result = pass::<CallTool>(&upstream, &call, params, read_only).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -325,7 +338,7 @@ pub(crate) fn prompt(
             if !arguments.is_empty() {
                 params.arguments = Some(arguments);
             }
-            let mut result = pass::<GetPrompt>(&upstream, &call, params).await?;
+            let mut result = pass::<GetPrompt>(&upstream, &call, params, false).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -352,7 +365,7 @@ pub(crate) fn read(
                 None => uri.clone(),
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
-            let result = pass::<ReadResource>(&upstream, &call, params).await?;
+            let result = pass::<ReadResource>(&upstream, &call, params, true).await?;
             // The upstream's caching hint is the one that knows its resource.
             if let (Some(ttl), Some(scope)) = (result.ttl_ms, result.cache_scope.clone()) {
                 call.set_cache_hint(ttl, scope);
@@ -413,11 +426,14 @@ pub(crate) fn complete(
                     Some(CompletionContext { arguments: Some(request.context), ..Default::default() });
             }
             upstream
-                .run(&Lane::Shared, |client| async move {
-                    if client.server_capabilities().completions.is_none() {
-                        return Ok(Completion::from_matches(Vec::new()));
+                .run(&Lane::Shared, false, |client| {
+                    let params = params.clone();
+                    async move {
+                        if client.server_capabilities().completions.is_none() {
+                            return Ok(Completion::from_matches(Vec::new()));
+                        }
+                        client.complete(&params).await.map(|result| result.completion)
                     }
-                    client.complete(&params).await.map(|result| result.completion)
                 })
                 .await
         })

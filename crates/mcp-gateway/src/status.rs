@@ -80,6 +80,8 @@ pub struct UpstreamStatus {
     pub sessions: usize,
     /// Children started for sessions so far (`per-session`).
     pub session_starts: u64,
+    /// Read-only requests sent again after their connection failed under them.
+    pub retries: u64,
 }
 
 /// An upstream entry the gateway could not serve (an invalid name or schema).

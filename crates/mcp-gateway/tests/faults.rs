@@ -4,6 +4,7 @@
 
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_client::{ClientError, Handlers};
@@ -153,6 +154,54 @@ async fn a_call_cut_off_by_its_upstream_going_away_has_an_unknown_outcome() {
         front.wait_state("leaving", UpstreamState::Down).await;
         downstream.close().await;
         front.close().await;
+    }
+}
+
+/// A read-only tool (`readOnlyHint`) that answers `answer` after `wait`, telling `started`
+/// when it runs.
+fn peeking_server(answer: &'static str, wait: Duration, started: Arc<tokio::sync::Notify>) -> Server {
+    let def = mcp_types::Tool::without_arguments("peek")
+        .with_annotations(mcp_types::ToolAnnotations { read_only_hint: Some(true), ..Default::default() });
+    let peek = move || {
+        let started = started.clone();
+        async move {
+            started.notify_one();
+            tokio::time::sleep(wait).await;
+            answer.to_owned()
+        }
+    };
+    Server::builder("peeking", "1").tools(Tools::new().add_tool(def, peek)).build().unwrap()
+}
+
+/// A read-only call whose upstream goes away under it is sent again once the upstream is
+/// back (here: restarted on the same port), and its caller gets the answer; the status counts
+/// the retry. (A call that is not read-only gets an error instead: the test above.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_call_cut_off_by_its_upstream_is_sent_again() {
+    for legacy_link in [false, true] {
+        let link = if legacy_link { "legacy" } else { "modern" };
+        let running = Arc::new(tokio::sync::Notify::new());
+        let mut first = serve(peeking_server("first", Duration::from_secs(120), running.clone())).await;
+        let addr = first.addr;
+        let url = first.url();
+        let config = if legacy_link { legacy_upstream("peeking", &url) } else { upstream("peeking", &url) };
+        let front = front(vec![config]).await;
+        let downstream = client(&front.url(), false, Handlers::default()).await;
+        let calling = downstream.clone();
+        let call = tokio::spawn(async move { calling.call_tool("peek", json!({})).await });
+        // The first upstream runs the tool: the call has reached it, its outcome is unknown.
+        bounded(&format!("{link}: the call running upstream"), running.notified()).await;
+        first.stop().await;
+        let second = serve_on(peeking_server("second", Duration::ZERO, Arc::default()), addr).await;
+        let result =
+            bounded("the call sent again", call).await.unwrap().unwrap_or_else(|e| panic!("{link}: {e}"));
+        assert_eq!(result.is_error, None, "{link}: {result:?}");
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(text.contains("second"), "{link}: answered by the restarted upstream: {text}");
+        assert_eq!(front.upstream("peeking").retries, 1, "{link}: {:?}", front.upstream("peeking"));
+        downstream.close().await;
+        front.close().await;
+        drop(second);
     }
 }
 

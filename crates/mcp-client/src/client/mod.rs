@@ -528,6 +528,10 @@ impl Inner {
                 tag: options.tag.clone(),
             };
             let answer = self.engine.exchange_body(id, method, body, &send_options, &mut *on_tagged).await;
+            // A session gone (`404`) when the request is refused is cured by a new session and
+            // the same request; once it was delivered (the `404` came when its stream was taken
+            // up again) it may have run, and its outcome is the caller's to judge.
+            let refused_outright = matches!(&answer, Err(failure) if !failure.delivered);
             match answer.map_err(|failure| failure.error) {
                 Err(ClientError::Protocol(e))
                     if e.code == code::UNSUPPORTED_PROTOCOL_VERSION
@@ -542,6 +546,7 @@ impl Inner {
                 Err(ClientError::Transport { error: TransportError::Http { status: 404, .. }, .. })
                     if !version.is_modern()
                         && self.engine.transport.kind() == TransportKind::StreamableHttp
+                        && refused_outright
                         && !session_retried =>
                 {
                     session_retried = true;

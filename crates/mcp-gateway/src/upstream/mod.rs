@@ -88,6 +88,8 @@ pub(crate) struct Upstream {
     children: sessions::Children,
     /// Children started for sessions.
     session_starts: AtomicU64,
+    /// Read-only requests sent again after their connection failed.
+    retries: AtomicU64,
     /// The resource URIs (the upstream's own) downstream clients follow: subscribed to while
     /// connected.
     following: watch::Sender<Arc<BTreeSet<String>>>,
@@ -126,6 +128,7 @@ impl Upstream {
             callers: Arc::default(),
             children: sessions::Children::default(),
             session_starts: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
             following: watch::Sender::new(Arc::default()),
             auth,
             supervisor: Mutex::new(None),
@@ -249,44 +252,105 @@ impl Upstream {
             .with_data(serde_json::json!({"upstream": self.name(), "state": state.as_str(), "outcome": "not executed"}))
     }
 
-    /// Runs one request on the upstream, through `lane`: waits for its connection to be ready
-    /// (a session's child is started), takes one of the upstream's concurrency slots (waiting at
-    /// most the request timeout), and counts the outcome. A failure of the shared transport
-    /// makes the supervisor check the connection; a session's child that exited is started
-    /// again by the session's next request.
-    pub(crate) async fn run<T, F, Fut>(&self, lane: &Lane, request: F) -> Result<T, ErrorObject>
+    /// Runs one request on the upstream, through `lane` ([`Upstream::run_once`]). A
+    /// `read_only` request whose connection failed under it (the outcome unknown: a child that
+    /// died, a connection cut) is sent once more when the upstream is back; any other fails to
+    /// its caller with the outcome in its error.
+    pub(crate) async fn run<T, F, Fut>(
+        &self,
+        lane: &Lane,
+        read_only: bool,
+        request: F,
+    ) -> Result<T, ErrorObject>
     where
-        F: FnOnce(Client) -> Fut,
+        F: Fn(Client) -> Fut,
+        Fut: Future<Output = Result<T, ClientError>>,
+    {
+        match self.run_once(lane, &request).await {
+            Err((error, true)) if read_only => {
+                tracing::info!(
+                    upstream = self.name(),
+                    "a read-only request lost its connection: sent again once the upstream is back"
+                );
+                self.retries.fetch_add(1, Ordering::Relaxed);
+                if matches!(lane, Lane::Shared) {
+                    self.recovered().await;
+                }
+                self.run_once(lane, &request).await.map_err(|(again, _)| {
+                    tracing::debug!(
+                        upstream = self.name(),
+                        "the first attempt failed too: {}",
+                        error.message
+                    );
+                    again
+                })
+            }
+            other => other.map_err(|(error, _)| error),
+        }
+    }
+
+    /// Waits for the supervisor's verdict on a failed connection — a change of state, or none
+    /// within a poll (the connection is fine) — and, when it is down, for it to be back (its
+    /// backoff and start), at most the request timeout.
+    async fn recovered(&self) {
+        let mut life = self.life.subscribe();
+        life.borrow_and_update();
+        let _ = tokio::time::timeout(CLOSED_POLL + Duration::from_millis(50), life.changed()).await;
+        let back = async {
+            loop {
+                if matches!(life.borrow_and_update().state, UpstreamState::Ready | UpstreamState::Closed) {
+                    return;
+                }
+                if life.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        let bound = self.config.request_timeout.min(BACKOFF_START * 2 + self.config.start_timeout);
+        let _ = tokio::time::timeout(bound, back).await;
+    }
+
+    /// One attempt: waits for the connection to be ready (a session's child is started), takes
+    /// one of the upstream's concurrency slots (waiting at most the request timeout), and counts
+    /// the outcome. A failure of the shared transport makes the supervisor check the connection;
+    /// a session's child that exited is started again by the session's next request. The error
+    /// says whether the transport failed under the request.
+    async fn run_once<T, F, Fut>(&self, lane: &Lane, request: &F) -> Result<T, (ErrorObject, bool)>
+    where
+        F: Fn(Client) -> Fut,
         Fut: Future<Output = Result<T, ClientError>>,
     {
         let client = match lane {
-            Lane::Shared => self.ready_client().await?,
-            Lane::Session(child) => child.client(self).await?,
-        };
+            Lane::Shared => self.ready_client().await,
+            Lane::Session(child) => child.client(self).await,
+        }
+        .map_err(|e| (e, false))?;
         let Ok(Ok(_permit)) = tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
         else {
-            return Err(ErrorObject::internal(format!(
+            let busy = ErrorObject::internal(format!(
                 "upstream {} is busy: {} requests in flight, its limit, for longer than its timeout",
                 self.name(),
                 self.config.max_concurrency
             ))
-            .with_data(serde_json::json!({"upstream": self.name(), "outcome": "not executed"})));
+            .with_data(serde_json::json!({"upstream": self.name(), "outcome": "not executed"}));
+            return Err((busy, false));
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let _in_flight = Decrement(&self.in_flight);
         match request(client).await {
             Ok(value) => Ok(value),
-            Err(ClientError::Protocol(error)) => Err(error),
+            Err(ClientError::Protocol(error)) => Err((error, false)),
             Err(error) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
-                if matches!(error, ClientError::Transport { .. }) {
+                let transport = matches!(error, ClientError::Transport { .. });
+                if transport {
                     self.record_error(&error.to_string());
                     if matches!(lane, Lane::Shared) {
                         self.trouble.notify_one();
                     }
                 }
-                Err(upstream_error(self.name(), &error))
+                Err((upstream_error(self.name(), &error), transport))
             }
         }
     }
@@ -352,6 +416,7 @@ impl Upstream {
             sharing: self.config.sharing.as_str().to_owned(),
             sessions: self.children.len(),
             session_starts: self.session_starts.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
         }
     }
 }
