@@ -146,11 +146,17 @@ async fn ask<T>(
     }
 }
 
-/// The handlers of an upstream connection whose callers are `callers`.
-pub(crate) fn handlers(callers: Weak<Callers>) -> Handlers {
+/// The handlers of an upstream connection whose callers are `callers`. A connection of one
+/// downstream session (a `per-session` child) declares only what that session's client
+/// declared (`only`): the upstream sees the client's capabilities, as if it were connected
+/// directly. The shared connection declares them all and refuses, per caller, what that
+/// caller cannot answer.
+pub(crate) fn handlers(callers: Weak<Callers>, only: Option<&mcp_types::ClientCapabilities>) -> Handlers {
     let (u1, u2, u3) = (callers.clone(), callers.clone(), callers);
-    Handlers::default()
-        .on_elicit(true, move |params: ElicitRequestParams| {
+    let mut handlers = Handlers::default();
+    let elicitation = only.map_or(Some(true), |c| c.elicitation.as_ref().map(|e| e.url.is_some()));
+    if let Some(url_mode) = elicitation {
+        handlers = handlers.on_elicit(url_mode, move |params: ElicitRequestParams| {
             let caller = caller(&u1);
             async move {
                 let downstream = caller?;
@@ -167,8 +173,10 @@ pub(crate) fn handlers(callers: Weak<Callers>) -> Handlers {
                     _ => Err(ErrorObject::invalid_params("an elicitation mode the gateway does not know")),
                 }
             }
-        })
-        .on_sample(move |params: CreateMessageRequestParams| {
+        });
+    }
+    if only.is_none_or(|c| c.sampling.is_some()) {
+        handlers = handlers.on_sample(move |params: CreateMessageRequestParams| {
             let caller = caller(&u2);
             async move {
                 let downstream = caller?;
@@ -177,8 +185,10 @@ pub(crate) fn handlers(callers: Weak<Callers>) -> Handlers {
                 let answer: Result<CreateMessageResult, _> = ask(downstream, peer.sample(&k, params)).await;
                 answer
             }
-        })
-        .on_roots(false, move || {
+        });
+    }
+    if only.is_none_or(|c| c.roots.is_some()) {
+        handlers = handlers.on_roots(false, move || {
             let caller = caller(&u3);
             async move {
                 let downstream = caller?;
@@ -186,5 +196,7 @@ pub(crate) fn handlers(callers: Weak<Callers>) -> Handlers {
                 let answer: Result<ListRootsResult, _> = ask(downstream, peer.roots("gw-roots")).await;
                 answer
             }
-        })
+        });
+    }
+    handlers
 }

@@ -90,18 +90,31 @@ fn each_session_has_a_child_of_its_own() {
     expected.sort_unstable();
     assert_eq!(all, expected);
 
+    // Each child is told what its session's client declared (here: nothing), not the gateway's
+    // capabilities; the shared child, the gateway's own.
+    let (_, _, body) = conn.post(Some(&a), CALL);
+    assert!(body.contains("elicitation no"), "{body}");
+    let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"asking","version":"1"}}}"#;
+    let (_, asking, _) = conn.post(None, initialize);
+    let asking = asking.expect("a session id");
+    conn.post(Some(&asking), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (_, _, body) = conn.post(Some(&asking), CALL);
+    assert!(body.contains("elicitation yes"), "{body}");
+    let (code, _, body) = conn.delete(&asking);
+    assert!(code == 200 || code == 204, "{code} {body}");
+
     // A stateless request belongs to no session: the shared child answers it.
     let (code, out, err) = gateway_support::through_url(gateway.url(), &["call", "whoami"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("pid {shared}")), "{out}");
+    assert!(out.contains(&format!("pid {shared} elicitation yes")), "{out}");
 
-    let s = status(&gateway);
-    let u = upstream(&s, "s");
-    assert_eq!(
-        (u["sharing"].as_str(), u["sessions"].as_u64(), u["session_starts"].as_u64()),
-        (Some("per-session"), Some(2), Some(2)),
-        "{s}"
-    );
+    // Three children started; the asking session's is gone with its session.
+    eventually("the status counting two sessions", PATIENCE, || {
+        let s = status(&gateway);
+        let u = upstream(&s, "s");
+        let seen = (u["sharing"].as_str(), u["sessions"].as_u64(), u["session_starts"].as_u64());
+        if seen == (Some("per-session"), Some(2), Some(3)) { Ok(()) } else { Err(s.to_string()) }
+    });
 
     // The session ends: its child is stopped and reaped; the other is untouched.
     let (code, _, body) = conn.delete(&a);

@@ -16,9 +16,13 @@ use crate::config::{Transport, UpstreamConfig};
 /// The client's name towards upstreams.
 pub(crate) const CLIENT_NAME: &str = "mcpkit-gateway";
 
-fn builder(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<ClientBuilder, ClientError> {
+fn builder(
+    config: &UpstreamConfig,
+    callers: Weak<Callers>,
+    only: Option<&mcp_types::ClientCapabilities>,
+) -> Result<ClientBuilder, ClientError> {
     let mut builder = ClientBuilder::new(CLIENT_NAME, env!("CARGO_PKG_VERSION"))
-        .handlers(bridge::handlers(callers))
+        .handlers(bridge::handlers(callers, only))
         .request_timeout(Some(config.request_timeout))
         .probe_timeout(config.start_timeout)
         // Each upstream's era is its own: never learnt from another connection to the same URL.
@@ -34,13 +38,15 @@ fn builder(config: &UpstreamConfig, callers: Weak<Callers>) -> Result<ClientBuil
 }
 
 /// Connects to `config`'s server (spawning it, for stdio) and completes the handshake; the
-/// server's questions go to one of `callers`; `auth` authorizes an HTTP server's requests.
+/// server's questions go to one of `callers`; `auth` authorizes an HTTP server's requests; a
+/// connection of one downstream session declares `only` that session client's capabilities.
 pub(crate) async fn connect(
     config: &UpstreamConfig,
     auth: Option<Arc<dyn HttpAuth>>,
     callers: Weak<Callers>,
+    only: Option<&mcp_types::ClientCapabilities>,
 ) -> Result<Client, ClientError> {
-    let builder = builder(config, callers)?;
+    let builder = builder(config, callers, only)?;
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = StdioCommand::new(command).args(args).envs(env).name(config.name.clone());

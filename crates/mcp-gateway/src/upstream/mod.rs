@@ -546,7 +546,7 @@ async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
     let callers = Arc::downgrade(&up.callers);
     let opening = async {
         let client =
-            connect::connect(&up.config, up.auth.clone(), callers).await.map_err(|e| e.to_string())?;
+            connect::connect(&up.config, up.auth.clone(), callers, None).await.map_err(|e| e.to_string())?;
         if !client.protocol_version().is_modern() && client.server_capabilities().logging.is_some() {
             // A legacy session's log messages are the session's: take them all, and pass each to
             // a caller at the level that caller asked for (`forward`).

@@ -2,8 +2,9 @@
 //! the session's first request to the upstream and stopped (process group killed, reaped) when
 //! the session ends — an HTTP `DELETE`, expiry or eviction, the end of a stdio connection.
 //!
-//! Each child has its own callers (the server's questions go to that session's requests only)
-//! and its own notifications (its log messages are that session's). One that exited is started
+//! Each child has its own callers (the server's questions go to that session's requests only),
+//! its own notifications (its log messages are that session's), and is told the capabilities
+//! the session's client declared, not the gateway's. One that exited is started
 //! again by the session's next request: what it kept is gone, as after any restart. The lists
 //! the gateway serves are the shared child's (`Upstream`'s supervisor); stateless requests use
 //! that child too — they belong to no session.
@@ -31,6 +32,8 @@ pub(crate) struct SessionChild {
     notifications: broadcast::Sender<ServerNotification>,
     /// The session's end.
     ended: CancellationToken,
+    /// What the session's client declared: the child is told the same.
+    capabilities: mcp_types::ClientCapabilities,
 }
 
 /// A session's child, with the session's handle that pins the key (its address).
@@ -89,6 +92,7 @@ impl Upstream {
             client: tokio::sync::Mutex::new(None),
             notifications: broadcast::channel(NOTIFICATIONS).0,
             ended: ended.clone(),
+            capabilities: session.client_capabilities.clone(),
         });
         map.insert(key, (Arc::downgrade(session), child.clone()));
         drop(map);
@@ -131,7 +135,8 @@ impl SessionChild {
         if self.ended.is_cancelled() {
             return Err(ErrorObject::internal("the client session has ended"));
         }
-        let starting = connect::connect(&up.config, None, Arc::downgrade(&self.callers));
+        let starting =
+            connect::connect(&up.config, None, Arc::downgrade(&self.callers), Some(&self.capabilities));
         let client = match tokio::time::timeout(up.config.start_timeout, starting).await {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => {
