@@ -203,7 +203,7 @@ async fn serve_http(
     session_key: Option<mcp_http::SessionKey>,
 ) -> ExitCode {
     // Signals are caught before the address is announced: whoever reads it may signal at once.
-    let mut signals = match signals::Signals::catch() {
+    let signals = match signals::Signals::catch() {
         Ok(signals) => signals,
         Err(e) => return fail(format!("cannot catch signals: {e}")),
     };
@@ -240,31 +240,16 @@ async fn serve_http(
             crate::gateway_status::describe(&serde_json::to_value(&upstream).unwrap_or_default())
         );
     }
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let reloader = gateway.clone();
-    let path = args.config.clone();
     let reloading = args.config.clone().map(|file| tokio::spawn(watch_config(gateway.clone(), file)));
-    tokio::spawn(async move {
-        loop {
-            // SIGHUP reloads; SIGINT and SIGTERM stop (a second one at once).
-            if signals.next_number().await == signals::SIGHUP {
-                if let Some(path) = &path {
-                    reload(&reloader, path).await;
-                }
-                continue;
-            }
-            eprintln!(
-                "shutting down: requests in flight have {} s to finish (signal again to stop now)",
-                SHUTDOWN_GRACE.as_secs()
-            );
-            let _ = stop.send(());
-            let again = signals.next_number().await;
-            std::process::exit(128 + again);
+    // SIGHUP reloads; SIGINT and SIGTERM stop (a second one at once).
+    let reloader = gateway.clone();
+    let on_hangup = args.config.clone().map(|path| {
+        move || {
+            let (gateway, path) = (reloader.clone(), path.clone());
+            async move { reload(&gateway, &path).await }
         }
     });
-    let shutdown = async move {
-        let _ = stopped.await;
-    };
+    let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, on_hangup);
     let served = mcp_http::serve_app_until(app, bound, limits, shutdown, SHUTDOWN_GRACE).await;
     if let Some(reloading) = reloading {
         reloading.abort();

@@ -274,27 +274,14 @@ fn serve(args: ServeArgs) -> ExitCode {
             }
             // SIGINT/SIGTERM/SIGHUP: stop accepting, let requests in flight finish (a second
             // signal stops at once).
-            let mut signals = match signals::Signals::catch() {
+            let signals = match signals::Signals::catch() {
                 Ok(signals) => signals,
                 Err(e) => {
                     eprintln!("mcpkit: cannot catch signals: {e}");
                     return ExitCode::from(2);
                 }
             };
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            tokio::spawn(async move {
-                signals.next_number().await;
-                eprintln!(
-                    "shutting down: requests in flight have {} s to finish (signal again to stop now)",
-                    SHUTDOWN_GRACE.as_secs()
-                );
-                let _ = stop.send(());
-                let again = signals.next_number().await;
-                std::process::exit(128 + again);
-            });
-            let shutdown = async move {
-                let _ = stopped.await;
-            };
+            let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, signals::no_hangup());
             match mcp_http::serve_until(server, bound, Some(config), shutdown, SHUTDOWN_GRACE).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {

@@ -87,6 +87,49 @@ impl Signals {
     }
 }
 
+/// How an HTTP server (`serve --http`, `gateway --http`) stops on signals: the returned future
+/// completes on the first SIGINT or SIGTERM (and SIGHUP, unless `on_hangup` handles it — the
+/// gateway reloads its configuration), after a line saying that requests in flight have `grace`
+/// to finish; a second signal exits at once.
+pub(crate) fn graceful_stop<H, F>(
+    mut signals: Signals,
+    grace: std::time::Duration,
+    mut on_hangup: Option<H>,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    H: FnMut() -> F + Send + 'static,
+    F: Future<Output = ()> + Send,
+{
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        loop {
+            let number = signals.next_number().await;
+            if number == SIGHUP
+                && let Some(reload) = on_hangup.as_mut()
+            {
+                reload().await;
+                continue;
+            }
+            break;
+        }
+        eprintln!(
+            "shutting down: requests in flight have {} s to finish (signal again to stop now)",
+            grace.as_secs()
+        );
+        let _ = stop.send(());
+        let again = signals.next_number().await;
+        std::process::exit(128 + again);
+    });
+    async move {
+        let _ = stopped.await;
+    }
+}
+
+/// [`graceful_stop`] without a SIGHUP handler.
+pub(crate) fn no_hangup() -> Option<fn() -> std::future::Ready<()>> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
