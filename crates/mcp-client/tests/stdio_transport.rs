@@ -550,6 +550,29 @@ async fn env_clear_leaves_only_the_given_variables() {
     close(&transport, &mut rx).await;
 }
 
+/// By default a child gets the minimal environment: `PATH` and `HOME` yes, the rest of the
+/// client's (here: the variables cargo sets for a test) no; `inherit_env(true)` passes it all.
+#[tokio::test]
+async fn a_child_gets_a_minimal_environment_unless_told_to_inherit() {
+    assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some(), "cargo sets it for tests");
+    let script = r#"printf '{"path":"%s","home":"%s","cargo":"%s","given":"%s"}\n' "${PATH:+set}" "${HOME:+set}" "${CARGO_MANIFEST_DIR:+set}" "$GIVEN"; cat"#;
+    let command = || StdioCommand::new("/bin/sh").arg("-c").arg(script).env("GIVEN", "1");
+    let (transport, mut rx) = start(command());
+    assert_eq!(
+        next_json(&mut rx).await,
+        serde_json::json!({"path": "set", "home": "set", "cargo": "", "given": "1"}),
+        "minimal by default"
+    );
+    close(&transport, &mut rx).await;
+    let (transport, mut rx) = start(command().inherit_env(true));
+    assert_eq!(
+        next_json(&mut rx).await,
+        serde_json::json!({"path": "set", "home": "set", "cargo": "set", "given": "1"}),
+        "inherited"
+    );
+    close(&transport, &mut rx).await;
+}
+
 #[tokio::test]
 async fn an_over_long_line_is_skipped() {
     let (transport, mut rx) = start(StdioCommand::new("cat").max_line(1000));

@@ -50,6 +50,11 @@ pub(crate) struct TargetArgs {
     /// `[level] logger: data` lines (`off`: ask for none).
     #[arg(long, value_name = "LEVEL", value_enum, default_value_t = LogLevel::Warning, help_heading = CONNECTION)]
     pub(crate) log_level: LogLevel,
+    /// Give a stdio server your whole environment (tokens and secrets included). Without it, it
+    /// gets PATH, HOME, USER, LOGNAME, SHELL, TERM, TMPDIR and the locale, plus its config
+    /// entry's `env` (or run it as `-- env NAME=VALUE server ...`).
+    #[arg(long, conflicts_with = "url", help_heading = CONNECTION)]
+    inherit_env: bool,
     /// The server command line (stdio transport), after `--`.
     #[arg(last = true, value_name = "COMMAND", help_heading = CONNECTION)]
     command: Vec<String>,
@@ -329,7 +334,7 @@ impl TargetArgs {
         }
         if let Some((program, args)) = self.command.split_first() {
             return Ok(Target::Stdio {
-                cmd: StdioCommand::new(program).args(args),
+                cmd: StdioCommand::new(program).args(args).inherit_env(self.inherit_env),
                 program: program.clone(),
                 server: None,
                 cwd: None,
@@ -347,8 +352,11 @@ impl TargetArgs {
                     .with_context(|| format!("server {name:?} in {}", path.display()))?,
             )),
             ServerEntry::Stdio { command, args, env, cwd } => {
-                let mut cmd =
-                    StdioCommand::new(&command).args(args).envs(env).name(format!("server {name:?}"));
+                let mut cmd = StdioCommand::new(&command)
+                    .args(args)
+                    .envs(env)
+                    .inherit_env(self.inherit_env)
+                    .name(format!("server {name:?}"));
                 if let Some(cwd) = &cwd {
                     cmd = cmd.current_dir(cwd);
                 }

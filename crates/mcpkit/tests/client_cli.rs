@@ -469,3 +469,25 @@ fn config_entries_are_decoded_one_at_a_time() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// A stdio server started by mcpkit gets the minimal environment — not a secret of the
+/// caller's — unless `--inherit-env`.
+#[test]
+fn a_stdio_server_gets_no_secret_unless_asked() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session_server.sh");
+    let script = script.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["call", "whoami", "--json"];
+        args.extend_from_slice(extra);
+        args.extend(["--", "bash", script]);
+        let mut command = support::command(&args);
+        command.env("MCPKIT_TEST_SECRET", "s3cret");
+        support::run_with(command, None)
+    };
+    let (code, out, err) = run(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("secret unset"), "{out}");
+    let (code, out, err) = run(&["--inherit-env"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("secret s3cret"), "{out}");
+}

@@ -158,6 +158,9 @@ pub struct UpstreamConfig {
     pub protocol_version: Option<String>,
     /// One child for all clients, or one per downstream session (stdio only).
     pub sharing: Sharing,
+    /// A stdio child gets the gateway's whole environment (`inherit_env = true`), not only
+    /// `mcp_client::transport::stdio::StdioCommand::MINIMAL_ENV` and its `env`.
+    pub inherit_env: bool,
 }
 
 impl UpstreamConfig {
@@ -182,6 +185,7 @@ impl UpstreamConfig {
             max_concurrency: Self::DEFAULT_MAX_CONCURRENCY,
             protocol_version: None,
             sharing: Sharing::Shared,
+            inherit_env: false,
         }
     }
 

@@ -92,6 +92,7 @@ timeout_ms = 2000
 max_concurrency = 8
 protocol_version = "2025-11-25"
 sharing = "per-session"
+inherit_env = true
 disabled = false
 
 [servers.remote]
@@ -142,6 +143,7 @@ fn toml_full_example() {
         max_concurrency: 8,
         protocol_version: Some("2025-11-25".into()),
         sharing: Sharing::PerSession,
+        inherit_env: true,
     };
     assert_eq!(files, &expected);
     assert_eq!(files.effective_prefix(), "fs");

@@ -63,6 +63,12 @@ pub(crate) fn read(
             return Err(f.invalid("sharing", message.to_owned()));
         }
     }
+    if let Some(inherit) = f.bool("inherit_env")? {
+        if inherit && !matches!(upstream.transport, Transport::Stdio { .. }) {
+            return Err(f.invalid("inherit_env", "is for stdio upstreams (a `command`)".to_owned()));
+        }
+        upstream.inherit_env = inherit;
+    }
     if let Some(timeout) = f.millis("start_timeout_ms")? {
         upstream.start_timeout = timeout;
     }

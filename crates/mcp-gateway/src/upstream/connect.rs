@@ -49,7 +49,11 @@ pub(crate) async fn connect(
     let builder = builder(config, callers, only)?;
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
-            let mut cmd = StdioCommand::new(command).args(args).envs(env).name(config.name.clone());
+            let mut cmd = StdioCommand::new(command)
+                .args(args)
+                .envs(env)
+                .inherit_env(config.inherit_env)
+                .name(config.name.clone());
             if let Some(cwd) = cwd {
                 cmd = cmd.current_dir(cwd);
             }

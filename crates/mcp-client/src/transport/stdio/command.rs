@@ -6,6 +6,17 @@ use std::time::Duration;
 
 use crate::transport::ShutdownTimeouts;
 
+/// What of the client's environment a child inherits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inherited {
+    /// [`StdioCommand::MINIMAL_ENV`] (and the locale).
+    Minimal,
+    /// Everything.
+    All,
+    /// Nothing.
+    Nothing,
+}
+
 /// How to start an MCP server as a child process, and how the transport treats it.
 ///
 /// Built like [`std::process::Command`]:
@@ -20,15 +31,18 @@ use crate::transport::ShutdownTimeouts;
 ///     .restart(RestartPolicy::default());
 /// ```
 ///
-/// The child gets piped stdin, stdout and stderr; it inherits the client's environment unless
-/// [`env_clear`](Self::env_clear) is set (then only the variables given with
-/// [`env`](Self::env) reach it — `PATH` included, so give a full program path or a `PATH`).
+/// The child gets piped stdin, stdout and stderr, and a **minimal environment**: the variables
+/// a program needs to run ([`StdioCommand::MINIMAL_ENV`]: `PATH`, `HOME`, `USER`, `LOGNAME`,
+/// `SHELL`, `TERM`, `TMPDIR`, the locale; their equivalents on Windows) taken from the client's,
+/// plus those given with [`env`](Self::env) — never the client's tokens and secrets.
+/// [`inherit_env`](Self::inherit_env) passes the client's whole environment;
+/// [`env_clear`](Self::env_clear) passes nothing but the given variables.
 #[derive(Debug, Clone)]
 pub struct StdioCommand {
     program: OsString,
     args: Vec<OsString>,
     envs: Vec<(OsString, OsString)>,
-    env_clear: bool,
+    inherited: Inherited,
     current_dir: Option<PathBuf>,
     max_line: usize,
     shutdown: ShutdownTimeouts,
@@ -39,14 +53,14 @@ pub struct StdioCommand {
 
 impl StdioCommand {
     /// A command running `program` (looked up in `PATH` when it has no `/`), with no
-    /// arguments, the inherited environment, the [`mcp_stdio::DEFAULT_MAX_LINE`] line limit,
+    /// arguments, the minimal environment, the [`mcp_stdio::DEFAULT_MAX_LINE`] line limit,
     /// default [`ShutdownTimeouts`], no restart policy, and its own process group.
     pub fn new(program: impl AsRef<OsStr>) -> Self {
         StdioCommand {
             program: program.as_ref().to_owned(),
             args: Vec::new(),
             envs: Vec::new(),
-            env_clear: false,
+            inherited: Inherited::Minimal,
             current_dir: None,
             max_line: mcp_stdio::DEFAULT_MAX_LINE,
             shutdown: ShutdownTimeouts::default(),
@@ -90,11 +104,58 @@ impl StdioCommand {
         self
     }
 
-    /// When `true`, the child does not inherit the client's environment: it sees only the
-    /// variables set with [`env`](Self::env) / [`envs`](Self::envs). Default `false`.
+    /// When `true`, the child inherits nothing of the client's environment: it sees only the
+    /// variables set with [`env`](Self::env) / [`envs`](Self::envs) (`PATH` included: give a
+    /// full program path or a `PATH`). `false`: the minimal environment (the default).
     pub fn env_clear(mut self, clear: bool) -> Self {
-        self.env_clear = clear;
+        self.inherited = if clear { Inherited::Nothing } else { Inherited::Minimal };
         self
+    }
+
+    /// When `true`, the child inherits the client's whole environment (tokens and secrets
+    /// included: only for a server trusted with them). `false`: the minimal environment (the
+    /// default).
+    pub fn inherit_env(mut self, inherit: bool) -> Self {
+        self.inherited = if inherit { Inherited::All } else { Inherited::Minimal };
+        self
+    }
+
+    /// The variables of the client's environment a child gets by default (besides every
+    /// `LC_*` locale variable): what a program needs to run, nothing that authorizes.
+    #[cfg(not(windows))]
+    pub const MINIMAL_ENV: &'static [&'static str] =
+        &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "LANG", "LANGUAGE", "TZ"];
+
+    /// The variables of the client's environment a child gets by default: what a program needs
+    /// to run, nothing that authorizes.
+    #[cfg(windows)]
+    pub const MINIMAL_ENV: &'static [&'static str] = &[
+        "PATH",
+        "PATHEXT",
+        "SYSTEMROOT",
+        "SYSTEMDRIVE",
+        "WINDIR",
+        "COMSPEC",
+        "TEMP",
+        "TMP",
+        "USERNAME",
+        "USERPROFILE",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "PROGRAMFILES",
+        "PROCESSOR_ARCHITECTURE",
+    ];
+
+    /// Whether a variable of the client's environment is in the minimal environment.
+    fn is_minimal(key: &OsStr) -> bool {
+        let Some(key) = key.to_str() else { return false };
+        if cfg!(windows) {
+            Self::MINIMAL_ENV.iter().any(|k| k.eq_ignore_ascii_case(key))
+        } else {
+            Self::MINIMAL_ENV.contains(&key) || key.starts_with("LC_")
+        }
     }
 
     /// The child's working directory (default: the client's).
@@ -195,8 +256,15 @@ impl StdioCommand {
     pub(crate) fn to_tokio(&self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.args);
-        if self.env_clear {
-            cmd.env_clear();
+        match self.inherited {
+            Inherited::All => {}
+            Inherited::Nothing => {
+                cmd.env_clear();
+            }
+            Inherited::Minimal => {
+                cmd.env_clear();
+                cmd.envs(std::env::vars_os().filter(|(k, _)| Self::is_minimal(k)));
+            }
         }
         cmd.envs(self.envs.iter().map(|(k, v)| (k, v)));
         if let Some(dir) = &self.current_dir {

@@ -237,3 +237,12 @@ fn sharing() {
     let c = toml_ok("[servers.a]\ncommand = \"x\"\nsharing = \"per-session\"\n");
     assert_eq!(c.upstreams[0].sharing, Sharing::PerSession);
 }
+
+#[test]
+fn inherit_env() {
+    let e = toml_err("[servers.a]\nurl = \"https://x/\"\ninherit_env = true\n");
+    assert_has(&e, &["upstream `a`", "field `inherit_env`", "for stdio upstreams"]);
+    let e = toml_err("[servers.a]\ncommand = \"x\"\ninherit_env = \"yes\"\n");
+    assert_has(&e, &["upstream `a`", "inherit_env"]);
+    assert!(!toml_ok("[servers.a]\ncommand = \"x\"\n").upstreams[0].inherit_env, "minimal by default");
+}
