@@ -278,6 +278,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 fn read_file(path: &Path) -> anyhow::Result<Option<IssuerFile>> {
+    // Tokens another user could have written are not used (nor one they could replace).
+    if let Err(message) = mcp_gateway::config::trust::check(path, mcp_gateway::config::trust::Holds::Secret) {
+        bail!("credentials file refused: {message}");
+    }
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -68,7 +68,7 @@ fn validate(file: &std::path::Path) -> ExitCode {
         Err(e) => return fail(e),
     };
     if let Some(key) = &config.settings.session_key_file {
-        let read = std::fs::read_to_string(key).map_err(|e| e.to_string());
+        let read = config::trust::read_trusted(key, config::trust::Holds::Secret);
         if let Err(e) = read.and_then(|t| mcp_http::SessionKey::parse(&t).map(|_| ())) {
             return fail(format!("session_key_file {}: {e}", key.display()));
         }
@@ -110,8 +110,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Err(e) => return fail(e),
         };
         let session_key = match &config.settings.session_key_file {
-            Some(file) => match std::fs::read_to_string(file)
-                .map_err(|e| e.to_string())
+            Some(file) => match config::trust::read_trusted(file, config::trust::Holds::Secret)
                 .and_then(|t| mcp_http::SessionKey::parse(&t))
             {
                 Ok(key) => Some(key),

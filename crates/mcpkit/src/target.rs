@@ -344,6 +344,9 @@ impl TargetArgs {
             bail!("no server given: use --url URL, --server NAME, or a command line after --");
         };
         let path = config_path(self.config.as_ref())?;
+        // Whoever may write the file chooses the command that runs: refused when others may.
+        let trusted = mcp_gateway::config::trust::check(&path, mcp_gateway::config::trust::Holds::Settings);
+        trusted.map_err(|message| anyhow!("{message}"))?;
         let text =
             std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         match config_entry(&text, &path, name)? {

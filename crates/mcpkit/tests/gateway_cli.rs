@@ -307,3 +307,36 @@ fn gateway_check_validates_without_starting_anything() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("gateway.nameing") && err.contains("unknown key"), "{err}");
 }
+
+/// A configuration every user may write is refused (they would choose what runs), and so is a
+/// `${file:…}` secret they may write; once they may not, it is read.
+#[cfg(unix)]
+#[test]
+fn files_other_users_may_write_are_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    let dir = Dir::new("permissions");
+    std::fs::write(dir.path().join("token"), "t0k\n").unwrap();
+    let config = dir.write_config(
+        "[servers.remote]\nurl = \"https://mcp.example.com/mcp\"\nheaders = { Authorization = \"Bearer ${file:token}\" }\n",
+    );
+    let check = || support::run(&["gateway", "check", config.to_str().unwrap()]);
+
+    set(&config, 0o666);
+    let (code, _, err) = check();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("writable by other users") && err.contains("chmod go-w"), "{err}");
+
+    set(&config, 0o644);
+    set(&dir.path().join("token"), 0o602);
+    let (code, _, err) = check();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("${file:") && err.contains("/token is writable by other users"), "{err}");
+
+    set(&dir.path().join("token"), 0o600);
+    let (code, out, err) = check();
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("remote (http: "), "{out}");
+}

@@ -109,7 +109,7 @@ impl<'a> Expander<'a> {
                 (Some(base), true) => base.join(path),
                 _ => path.to_path_buf(),
             };
-            return std::fs::read_to_string(&path)
+            return super::trust::read_trusted(&path, super::trust::Holds::Secret)
                 .map(|text| text.trim_end_matches(['\n', '\r']).to_owned())
                 .map_err(|e| invalid(format!("`${{file:{}}}` cannot be read: {e}", path.display())));
         }
@@ -143,7 +143,7 @@ impl<'a> Expander<'a> {
 /// is allowed, and one pair of matching quotes around the value is removed.
 pub(crate) fn read_env_file(path: &Path, at: Location) -> Result<Vec<(String, String)>, ConfigError> {
     let error = |message: String| ConfigError::EnvFile { at: at.clone(), path: path.to_owned(), message };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    let text = super::trust::read_trusted(path, super::trust::Holds::Secret).map_err(error)?;
     parse_env_file(&text).map_err(error)
 }
 

@@ -21,6 +21,7 @@
 mod document;
 mod expand;
 mod node;
+pub mod trust;
 mod upstream;
 
 #[cfg(test)]
@@ -361,6 +362,11 @@ impl ConfigError {
 /// Reads the file at `path` (TOML for `.toml`, JSON otherwise), with variables from the process
 /// environment and `envFile`/`${workspaceFolder}` relative to the file's directory.
 pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
+    // Whoever may write the file chooses what the gateway runs: refused when others may.
+    trust::check(path, trust::Holds::Settings).map_err(|message| ConfigError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
+    })?;
     let text = std::fs::read_to_string(path)
         .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
     // Absolute, so that `${workspaceFolder}` and `envFile` do not depend on a later working directory.
