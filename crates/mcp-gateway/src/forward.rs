@@ -67,62 +67,34 @@ trait Forwarded:
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Self::Result, ClientError>> + Send>>;
 }
 
-impl Forwarded for CallTool {
-    fn retry_with(
-        params: &mut CallToolRequestParams,
-        answers: Option<mcp_types::InputResponses>,
-        state: Option<String>,
-    ) {
-        params.input_responses = answers;
-        params.request_state = state;
-    }
+/// The forwarded requests differ only in their types and the client call that sends them; each
+/// carries a modern caller's answers and the upstream's state in the same two members.
+macro_rules! forwarded {
+    ($method:ty, $params:ty, $result:ty, $call:ident) => {
+        impl Forwarded for $method {
+            fn retry_with(
+                params: &mut $params,
+                answers: Option<mcp_types::InputResponses>,
+                state: Option<String>,
+            ) {
+                params.input_responses = answers;
+                params.request_state = state;
+            }
 
-    fn plain(
-        client: Client,
-        params: CallToolRequestParams,
-        options: RequestOptions,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<CallToolResult, ClientError>> + Send>> {
-        Box::pin(async move { client.call_tool_with(&params, &options).await })
-    }
+            fn plain(
+                client: Client,
+                params: $params,
+                options: RequestOptions,
+            ) -> std::pin::Pin<Box<dyn Future<Output = Result<$result, ClientError>> + Send>> {
+                Box::pin(async move { client.$call(&params, &options).await })
+            }
+        }
+    };
 }
 
-impl Forwarded for GetPrompt {
-    fn retry_with(
-        params: &mut GetPromptRequestParams,
-        answers: Option<mcp_types::InputResponses>,
-        state: Option<String>,
-    ) {
-        params.input_responses = answers;
-        params.request_state = state;
-    }
-
-    fn plain(
-        client: Client,
-        params: GetPromptRequestParams,
-        options: RequestOptions,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<GetPromptResult, ClientError>> + Send>> {
-        Box::pin(async move { client.get_prompt_with(&params, &options).await })
-    }
-}
-
-impl Forwarded for ReadResource {
-    fn retry_with(
-        params: &mut ReadResourceRequestParams,
-        answers: Option<mcp_types::InputResponses>,
-        state: Option<String>,
-    ) {
-        params.input_responses = answers;
-        params.request_state = state;
-    }
-
-    fn plain(
-        client: Client,
-        params: ReadResourceRequestParams,
-        options: RequestOptions,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<ReadResourceResult, ClientError>> + Send>> {
-        Box::pin(async move { client.read_resource_with(&params, &options).await })
-    }
-}
+forwarded!(CallTool, CallToolRequestParams, CallToolResult, call_tool_with);
+forwarded!(GetPrompt, GetPromptRequestParams, GetPromptResult, get_prompt_with);
+forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_resource_with);
 
 /// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern,
 /// the client's own handling otherwise.
@@ -156,19 +128,43 @@ async fn pass<M: Forwarded>(
     read_only: bool,
 ) -> Result<M::Result, Rejection>
 where
-    M::Params: Clone + Sync,
+    M::Params: Clone,
 {
     let up = upstream.clone();
     forward(upstream, call, move |options, caller, lane| {
         Box::pin(async move {
+            let sendable = Sendable::new((params, options), read_only);
             let attempt = |client| {
-                let (params, options, caller) = (params.clone(), options.clone(), caller.clone());
-                async move { send::<M>(client, params, &caller, options).await }
+                let next = sendable.next();
+                let caller = caller.clone();
+                async move {
+                    let (params, options) = next?;
+                    send::<M>(client, params, &caller, options).await
+                }
             };
             up.run(&lane, read_only, attempt).await
         })
     })
     .await
+}
+
+/// What an attempt sends: moved into the only attempt of a request sent once, cloned for each
+/// attempt of one that may be sent again — no copy on the common path.
+struct Sendable<T> {
+    value: std::sync::Mutex<Option<T>>,
+    again: bool,
+}
+
+impl<T: Clone> Sendable<T> {
+    fn new(value: T, again: bool) -> Self {
+        Sendable { value: std::sync::Mutex::new(Some(value)), again }
+    }
+
+    fn next(&self) -> Result<T, ClientError> {
+        let mut value = self.value.lock().unwrap_or_else(|e| e.into_inner());
+        let next = if self.again { value.clone() } else { value.take() };
+        next.ok_or_else(|| ClientError::Unsupported("a request sent once was to be sent again".into()))
+    }
 }
 
 /// Runs `forwarding` for the downstream request `call`: as the caller of the upstream's
@@ -180,7 +176,7 @@ async fn forward<T: Send + 'static>(
     forwarding: impl FnOnce(
         RequestOptions,
         Arc<Caller>,
-        Arc<Lane>,
+        Lane,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Answer<T>, ErrorObject>> + Send>>,
 ) -> Result<T, Rejection> {
     let cancel: Cancel = call.extract()?;
@@ -188,7 +184,7 @@ async fn forward<T: Send + 'static>(
     let log: Log = call.extract()?;
     let peer: Peer = call.extract()?;
     let caller = Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone() });
-    let lane = Arc::new(upstream.lane(call.session()).map_err(Rejection::Protocol)?);
+    let lane = upstream.lane(call.session()).map_err(Rejection::Protocol)?;
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
@@ -425,10 +421,12 @@ pub(crate) fn complete(
                 params.context =
                     Some(CompletionContext { arguments: Some(request.context), ..Default::default() });
             }
+            let sendable = Sendable::new(params, false);
             upstream
                 .run(&Lane::Shared, false, |client| {
-                    let params = params.clone();
+                    let next = sendable.next();
                     async move {
+                        let params = next?;
                         if client.server_capabilities().completions.is_none() {
                             return Ok(Completion::from_matches(Vec::new()));
                         }

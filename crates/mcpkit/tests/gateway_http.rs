@@ -80,29 +80,10 @@ fn status_refuses_a_foreign_host() {
     assert!(json(&body)["upstreams"].is_array(), "{body}");
 }
 
-/// One POST to `authority`'s `/mcp` (legacy headers, the session when given): status, the
-/// session id it answered with, and the body.
-fn post(authority: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, String) {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(authority).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
-    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).unwrap();
-    let raw = String::from_utf8(raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no HTTP head: {raw:?}"));
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{head}"));
-    let id = head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_owned())
-    });
-    (status, id, body.to_owned())
+/// One POST to `authority`'s `/mcp` (legacy headers, the session when given), on a connection
+/// of its own: status, the session id it answered with, and the body.
+fn post(authority: &str, session: Option<&str>, body: &str) -> gateway_support::Reply {
+    gateway_support::Conn::open(authority).post(session, body)
 }
 
 /// Two gateways with the same `session_key_file` behind no shared store: a legacy session begun

@@ -430,6 +430,7 @@ fn transport_kind(transport: &crate::config::Transport) -> &'static str {
 }
 
 /// Which connection of an upstream a downstream request goes through ([`Upstream::lane`]).
+#[derive(Clone)]
 pub(crate) enum Lane {
     /// The upstream's one shared connection.
     Shared,
