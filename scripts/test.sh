@@ -12,6 +12,11 @@ if [ ! -f "$MCPKIT_SPEC_DIR/2026-07-28/schema.json" ]; then
   exit 2
 fi
 
+# On CI the checkout is fresh and built once: incremental compilation data would only take disk.
+if [ "${CI:-}" = "true" ]; then
+  export CARGO_INCREMENTAL=0
+fi
+
 echo "== format"
 cargo fmt --all -- --check
 echo "== lint"
@@ -34,3 +39,5 @@ echo "== interop SDK clients (official Python/TypeScript SDKs, into .cache/)"
 bash scripts/setup-interop.sh
 echo "== tests"
 cargo test --workspace --locked
+echo "== disk taken by the build"
+du -sh "${CARGO_TARGET_DIR:-target}" 2>/dev/null || true
