@@ -82,6 +82,13 @@ pub struct UpstreamStatus {
     pub session_starts: u64,
     /// Read-only requests sent again after their connection failed under them.
     pub retries: u64,
+    /// The circuit breaker: `closed`, `open` (requests fail fast) or `half-open` (the next
+    /// request is a probe).
+    pub circuit: String,
+    /// How many times the breaker opened.
+    pub circuit_opens: u64,
+    /// Requests failed fast while it was open.
+    pub fast_failures: u64,
 }
 
 /// An upstream entry the gateway could not serve (an invalid name or schema).

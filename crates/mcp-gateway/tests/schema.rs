@@ -49,6 +49,8 @@ fn what_the_parser_refuses_the_schema_refuses() {
         "[servers.x]\nurl = \"ftp://h/mcp\"\n",
         "[servers.x]\ncommand = \"a\"\nmax_concurrency = 0\n",
         "[servers.x]\ncommand = \"a\"\nstart = \"later\"\n",
+        "[servers.x]\ncommand = \"a\"\nbreaker_cooldown_ms = 0\n",
+        "[servers.x]\ncommand = \"a\"\nbreaker_failures = -1\n",
         "[servers.\"bad name\"]\ncommand = \"a\"\n",
         "[server.x]\ncommand = \"a\"\n",
     ] {
@@ -61,6 +63,7 @@ fn what_the_parser_refuses_the_schema_refuses() {
         "[servers.x]\nurl = \"https://h/mcp\"\ntype = \"sse\"\nheaders = { A = \"b\" }\n",
         "[servers.x]\ncommand = \"a\"\nstart = \"lazy\"\nrename = { a = \"b\" }\nprotocol_version = \"2025-06-18\"\n",
         "[mcpServers.y]\ncommand = \"a\"\n",
+        "[servers.x]\ncommand = \"a\"\nbreaker_failures = 0\nbreaker_cooldown_ms = 500\n",
     ] {
         if let Err(e) = schema.validate(&as_json(good)) {
             panic!("the schema refuses ({e}):\n{good}");

@@ -50,6 +50,9 @@ pub(crate) fn describe(u: &Value) -> String {
     if count("restarts") > 0 {
         line.push_str(&format!(", {} restarts", count("restarts")));
     }
+    if let Some(circuit) = u["circuit"].as_str().filter(|c| *c != "closed") {
+        line.push_str(&format!(", circuit {circuit}"));
+    }
     line.push(')');
     if let Some(error) = u["last_error"].as_str() {
         line.push_str(&format!(": {error}"));
@@ -126,10 +129,16 @@ mod tests {
     fn one_line_per_upstream() {
         let u = serde_json::json!({"name": "a", "state": "down", "transport": "stdio", "tools": 2,
             "prompts": 0, "resources": 1, "restarts": 3, "last_error": "exited", "sharing": "per-session",
-            "sessions": 4});
+            "sessions": 4, "circuit": "closed"});
         assert_eq!(
             describe(&u),
             "upstream a: down (stdio, 2 tools, 0 prompts, 1 resources, 4 sessions, 3 restarts): exited"
+        );
+        let u = serde_json::json!({"name": "b", "state": "ready", "transport": "http", "tools": 1,
+            "prompts": 0, "resources": 0, "circuit": "open", "last_error": "no answer within 1s"});
+        assert_eq!(
+            describe(&u),
+            "upstream b: ready (http, 1 tools, 0 prompts, 0 resources, circuit open): no answer within 1s"
         );
     }
 }

@@ -155,6 +155,12 @@ pub struct UpstreamConfig {
     pub request_timeout: Duration,
     /// Requests in flight at once; default 32, at least 1.
     pub max_concurrency: usize,
+    /// Requests in a row left unanswered (timed out, or lost with their connection) that open
+    /// the circuit breaker (`breaker_failures`); default 5, 0: never.
+    pub breaker_failures: u32,
+    /// How long an open breaker fails requests fast before letting a probe through
+    /// (`breaker_cooldown_ms`); default 30 s.
+    pub breaker_cooldown: Duration,
     /// A pinned protocol revision (a string [`mcp_types::ProtocolVersion::parse`] knows).
     pub protocol_version: Option<String>,
     /// One child for all clients, or one per downstream session (stdio only).
@@ -171,6 +177,10 @@ impl UpstreamConfig {
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
     /// The default concurrency limit.
     pub const DEFAULT_MAX_CONCURRENCY: usize = 32;
+    /// The default number of failures in a row that open the circuit breaker.
+    pub const DEFAULT_BREAKER_FAILURES: u32 = 5;
+    /// The default time an open circuit breaker waits before a probe.
+    pub const DEFAULT_BREAKER_COOLDOWN: Duration = Duration::from_secs(30);
 
     /// An upstream with every optional setting at its default.
     pub fn new(name: impl Into<String>, transport: Transport) -> Self {
@@ -184,6 +194,8 @@ impl UpstreamConfig {
             start_timeout: Self::DEFAULT_START_TIMEOUT,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             max_concurrency: Self::DEFAULT_MAX_CONCURRENCY,
+            breaker_failures: Self::DEFAULT_BREAKER_FAILURES,
+            breaker_cooldown: Self::DEFAULT_BREAKER_COOLDOWN,
             protocol_version: None,
             sharing: Sharing::Shared,
             inherit_env: false,

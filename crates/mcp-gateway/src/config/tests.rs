@@ -93,6 +93,8 @@ max_concurrency = 8
 protocol_version = "2025-11-25"
 sharing = "per-session"
 inherit_env = true
+breaker_failures = 2
+breaker_cooldown_ms = 1500
 disabled = false
 
 [servers.remote]
@@ -141,6 +143,8 @@ fn toml_full_example() {
         start_timeout: Duration::from_secs(1),
         request_timeout: Duration::from_secs(2),
         max_concurrency: 8,
+        breaker_failures: 2,
+        breaker_cooldown: Duration::from_millis(1500),
         protocol_version: Some("2025-11-25".into()),
         sharing: Sharing::PerSession,
         inherit_env: true,
@@ -216,6 +220,7 @@ fn json_mcp_servers() {
             "off": {"command": "x", "disabled": true},
             "tuned": {"command": "t", "prefix": "T", "naming": "always", "rename": {"a": "b"},
                       "start": "lazy", "timeout_ms": 5, "start_timeout_ms": 6, "max_concurrency": 1,
+                      "breaker_failures": 0, "breaker_cooldown_ms": 7,
                       "protocol_version": "2024-11-05", "sharing": "shared", "autoApprove": ["x"], "alwaysAllow": 3}
           },
           "gateway": {"naming": "never", "separator": "-", "list_timeout_ms": 100},
@@ -256,6 +261,12 @@ fn json_mcp_servers() {
     assert_eq!(t.rename, map(&[("a", "b")]));
     assert_eq!(t.protocol_version.as_deref(), Some("2024-11-05"));
     assert_eq!((t.sharing, u[0].sharing), (Sharing::Shared, Sharing::Shared), "shared unless asked");
+    assert_eq!((t.breaker_failures, t.breaker_cooldown), (0, Duration::from_millis(7)));
+    assert_eq!(
+        (u[0].breaker_failures, u[0].breaker_cooldown),
+        (UpstreamConfig::DEFAULT_BREAKER_FAILURES, UpstreamConfig::DEFAULT_BREAKER_COOLDOWN),
+        "the breaker is on by default"
+    );
 }
 
 #[test]

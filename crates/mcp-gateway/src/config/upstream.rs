@@ -81,6 +81,12 @@ pub(crate) fn read(
         }
         upstream.max_concurrency = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    if let Some(n) = f.uint("breaker_failures")? {
+        upstream.breaker_failures = u32::try_from(n).unwrap_or(u32::MAX);
+    }
+    if let Some(cooldown) = f.millis("breaker_cooldown_ms")? {
+        upstream.breaker_cooldown = cooldown;
+    }
     if let Some(version) = f.string("protocol_version")? {
         if ProtocolVersion::parse(version).is_none() {
             let known: Vec<&str> = ProtocolVersion::ALL.iter().map(|v| v.as_str()).collect();

@@ -10,6 +10,7 @@
 //! last failure. Closing the upstream closes the client, which stops a stdio child's process
 //! group and reaps it.
 
+mod breaker;
 mod catalog;
 pub(crate) mod connect;
 mod sessions;
@@ -90,6 +91,8 @@ pub(crate) struct Upstream {
     session_starts: AtomicU64,
     /// Read-only requests sent again after their connection failed.
     retries: AtomicU64,
+    /// Opens after requests in a row went unanswered: then requests fail fast.
+    breaker: breaker::Breaker,
     /// The resource URIs (the upstream's own) downstream clients follow: subscribed to while
     /// connected.
     following: watch::Sender<Arc<BTreeSet<String>>>,
@@ -112,6 +115,7 @@ impl Upstream {
         let state = UpstreamState::Starting;
         let upstream = Arc::new(Upstream {
             slots: Semaphore::new(config.max_concurrency),
+            breaker: breaker::Breaker::new(config.breaker_failures, config.breaker_cooldown),
             config,
             list_timeout,
             life: watch::Sender::new(Life { state, client: None }),
@@ -325,6 +329,8 @@ impl Upstream {
             Lane::Session(child) => child.client(self).await,
         }
         .map_err(|e| (e, false))?;
+        let admission =
+            self.breaker.admit(self.name(), self.last_error().as_deref()).map_err(|e| (e, false))?;
         let Ok(Ok(_permit)) = tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
         else {
             let busy = ErrorObject::internal(format!(
@@ -339,11 +345,26 @@ impl Upstream {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let _in_flight = Decrement(&self.in_flight);
         match request(client).await {
-            Ok(value) => Ok(value),
-            Err(ClientError::Protocol(error)) => Err((error, false)),
+            Ok(value) => {
+                self.breaker.answered(admission, self.name());
+                Ok(value)
+            }
+            Err(ClientError::Protocol(error)) => {
+                self.breaker.answered(admission, self.name());
+                Err((error, false))
+            }
             Err(error) => {
                 self.failures.fetch_add(1, Ordering::Relaxed);
                 let transport = matches!(error, ClientError::Transport { .. });
+                if transport || matches!(error, ClientError::Timeout(_)) {
+                    if !transport {
+                        self.record_error(&error.to_string());
+                    }
+                    self.breaker.failed(admission, self.name());
+                } else {
+                    // It answered, with something that is not the method's result.
+                    self.breaker.answered(admission, self.name());
+                }
                 if transport {
                     self.record_error(&error.to_string());
                     if matches!(lane, Lane::Shared) {
@@ -353,6 +374,10 @@ impl Upstream {
                 Err((upstream_error(self.name(), &error), transport))
             }
         }
+    }
+
+    fn last_error(&self) -> Option<String> {
+        self.last_error.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map(|(e, _)| e.clone())
     }
 
     fn record_error(&self, error: &str) {
@@ -417,6 +442,9 @@ impl Upstream {
             sessions: self.children.len(),
             session_starts: self.session_starts.load(Ordering::Relaxed),
             retries: self.retries.load(Ordering::Relaxed),
+            circuit: self.breaker.position().as_str().to_owned(),
+            circuit_opens: self.breaker.opens(),
+            fast_failures: self.breaker.rejected(),
         }
     }
 }
