@@ -13,7 +13,7 @@
 # pinned to core 1 too (the gateway's hop then shares the server's core, as on a busy host).
 #
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS, REQUESTS
-# (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16).
+# (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16). METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,12 +69,12 @@ run() { # transport (stdio|http), route (direct|gateway)
   local command
   if [ "$transport" = stdio ]; then
     args+=(--concurrency "$CONCURRENCY")
-    if [ "$route" = direct ]; then command=("$MCPKIT" serve --stdio); else command=("$MCPKIT" gateway --config "$work/stdio.toml" --stdio); fi
+    if [ "$route" = direct ]; then command=("$MCPKIT" serve --stdio); else command=("$MCPKIT" gateway --config "$work/stdio.toml" --stdio --metrics "${METRICS:-off}"); fi
   else
     local port
     port=$(free_port)
     args+=(--url "http://127.0.0.1:$port/mcp" --connections "$CONCURRENCY")
-    if [ "$route" = direct ]; then command=("$MCPKIT" serve --http "127.0.0.1:$port"); else command=("$MCPKIT" gateway --config "$work/http.toml" --http "127.0.0.1:$port"); fi
+    if [ "$route" = direct ]; then command=("$MCPKIT" serve --http "127.0.0.1:$port"); else command=("$MCPKIT" gateway --config "$work/http.toml" --http "127.0.0.1:$port" --metrics "${METRICS:-off}"); fi
   fi
   "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${server_pin[@]}" "${command[@]}" >"$work/out" 2>"$work/err" \
     || { echo "error: mcp-load failed ($transport, $route):" >&2; cat "$work/err" >&2; exit 1; }

@@ -189,7 +189,12 @@ impl Server {
         }
         std::fs::write(&config, text).expect("write the gateway's configuration");
         let mut command = Command::new(mcpkit_binary());
-        command.arg("gateway").arg("--config").arg(&config).args(["--http", "127.0.0.1:0"]);
+        command.arg("gateway").arg("--config").arg(&config).args([
+            "--http",
+            "127.0.0.1:0",
+            "--metrics",
+            "off",
+        ]);
         Server(ListeningProcess::start(command), Some(config))
     }
 

@@ -54,6 +54,12 @@ pub fn http_status(reply: &Reply) -> StatusCode {
     }
 }
 
+/// Marks a response made from a server's reply (the server told its observer already).
+pub(crate) fn answered(mut response: Response) -> Response {
+    response.extensions_mut().insert(crate::layers::observe::Answered);
+    response
+}
+
 /// A reply as a JSON answer with its status.
 pub(crate) fn reply_response(reply: Reply) -> Response {
     let status = http_status(&reply);
@@ -243,7 +249,7 @@ pub(crate) async fn serve(exchange: Exchange, request: Classified) -> Response {
 
 fn finish_json(reply: Option<Reply>) -> Response {
     match reply {
-        Some(reply) => reply_response(reply),
+        Some(reply) => answered(reply_response(reply)),
         // Cancelled: nothing to say.
         None => StatusCode::ACCEPTED.into_response(),
     }

@@ -123,9 +123,19 @@ impl McpHttp {
     /// Every check of docs/DECISIONS.md's order is in place: [`layers::HeadLayer`] on every
     /// route, [`layers::HostGuardLayer`] on the MCP routes, then the endpoint's own. For a
     /// stack of your own, start from [`routes`](Self::routes).
+    ///
+    /// A server with an observer (`Server::observe`, set before this is called) is also told
+    /// the requests refused here before it saw them, with their HTTP status, and the bytes of
+    /// bodies whose length is declared.
     pub fn router(&self) -> axum::Router {
         // The request head is checked first, for every route (docs/DECISIONS.md order).
-        self.build(Some(self.host_guard_layer())).layer(self.head_layer())
+        let router = self.build(Some(self.host_guard_layer())).layer(self.head_layer());
+        match self.state.server.observer() {
+            Some(observer) => {
+                router.layer(axum::middleware::from_fn_with_state(observer.clone(), layers::observe::observe))
+            }
+            None => router,
+        }
     }
 
     /// The same routes as [`router`](Self::router) without the head and Host/Origin checks:

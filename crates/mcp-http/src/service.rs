@@ -473,7 +473,7 @@ async fn initialize(
     };
     let Some(reply) = reply else { return StatusCode::ACCEPTED.into_response() };
     let ok = reply.response.result.is_ok();
-    let mut response = reply_response(reply);
+    let mut response = exchange::answered(reply_response(reply));
     if ok {
         let id = session_id(state, &session);
         if let Ok(value) = HeaderValue::from_str(&id) {

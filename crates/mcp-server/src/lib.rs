@@ -45,6 +45,7 @@ pub mod door;
 mod extract;
 mod handler;
 mod interest;
+pub mod observe;
 mod peer;
 mod principal;
 mod prompts;
@@ -73,6 +74,7 @@ pub use extract::{
 };
 pub use handler::{BoxFuture, Handler};
 pub use interest::InterestHook;
+pub use observe::{Observed, Observer, Outcome};
 pub use peer::{AskError, Peer};
 pub use principal::Principal;
 pub use prompts::{IntoPromptResult, PromptError, Prompts};

@@ -42,6 +42,8 @@ pub(crate) struct ServerInner {
     pub(crate) shutdown: CancellationToken,
     /// The resource URIs clients follow, counted when a hook wants them.
     pub(crate) interest: Arc<crate::interest::Interest>,
+    /// Told about every request (`Server::observe`); set at most once.
+    pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::observe::Observer>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -125,6 +127,19 @@ impl Server {
     /// The server's settings.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// Tells `observer` about every request from now on (metrics, request logs): what each
+    /// was, how it ended and how long it took (`crate::observe`). A server has at most one
+    /// observer (one that fans out serves several); `false` when it has one already.
+    pub fn observe(&self, observer: Arc<dyn crate::observe::Observer>) -> bool {
+        self.inner.observer.set(observer).is_ok()
+    }
+
+    /// The observer, when one was set ([`Server::observe`]); transports tell it about the
+    /// requests they refuse themselves and the bytes they move.
+    pub fn observer(&self) -> Option<&Arc<dyn crate::observe::Observer>> {
+        self.inner.observer.get()
     }
 
     /// The definition of a tool, if there is one by that name (a copy: per request, prefer
@@ -327,6 +342,7 @@ impl ServerBuilder {
             context: Arc::new(context),
             shutdown: CancellationToken::new(),
             interest: Arc::new(crate::interest::Interest::new(self.interest)),
+            observer: std::sync::OnceLock::new(),
         };
         Ok(Server { inner: Arc::new(inner) })
     }

@@ -34,6 +34,8 @@ pub(crate) struct GatewayArgs {
     check: bool,
     #[command(flatten)]
     auth: auth::AuthArgs,
+    #[command(flatten)]
+    metrics: crate::metrics::MetricsArgs,
     #[command(subcommand)]
     action: Option<GatewayAction>,
 }
@@ -130,13 +132,25 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Ok(gateway) => gateway,
             Err(e) => return fail(e),
         };
-        let code = if args.check {
-            check(&gateway)
-        } else if let Some(addr) = args
+        let http = args
             .http
             .clone()
-            .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()))
-        {
+            .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()));
+        if !args.check {
+            // On by default, on loopback; `--metrics off` turns them off.
+            let transport = if http.is_some() { "tcp" } else { "pipe" };
+            let metrics = crate::metrics::gateway_metrics(&gateway, transport);
+            if args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some() {
+                gateway.server().observe(std::sync::Arc::new(metrics.clone()));
+            }
+            if let Err(e) = args.metrics.start(&metrics, Some(crate::metrics::GATEWAY_DEFAULT)).await {
+                gateway.close().await;
+                return fail(e);
+            }
+        }
+        let code = if args.check {
+            check(&gateway)
+        } else if let Some(addr) = http {
             serve_http(&gateway, &args, &addr, session_key).await
         } else {
             serve_stdio(&gateway, &args).await

@@ -19,6 +19,7 @@ mod generate;
 mod interactive;
 mod logging;
 mod login;
+mod metrics;
 mod output;
 mod progress;
 mod server_log;
@@ -140,6 +141,8 @@ struct ServeArgs {
     http: Option<String>,
     #[command(flatten)]
     auth: auth::AuthArgs,
+    #[command(flatten)]
+    metrics: metrics::MetricsArgs,
 }
 
 /// `mcpkit serve` parsed alone: the same global `-v` and the same `serve` arguments as [`Cli`],
@@ -247,6 +250,18 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Metrics only when asked for: without an observer the request path does none of it.
+    let metrics = args.metrics.address(None).map(|_| {
+        let metrics = mcp_metrics::Metrics::new(if args.http.is_some() { "tcp" } else { "pipe" });
+        server.observe(std::sync::Arc::new(metrics.clone()));
+        metrics
+    });
+    if let Some(metrics) = &metrics {
+        if let Err(e) = runtime.block_on(args.metrics.start(metrics, None)) {
+            eprintln!("mcpkit: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if let Some(addr) = args.http {
         return runtime.block_on(async move {
             let bound = match bind_http(&addr).await {

@@ -86,6 +86,7 @@ fn mcpkit(credentials: &Path, args: &[&str]) -> Running {
             .env("MCPKIT_CREDENTIALS_DIR", credentials)
             .env_remove("RUST_LOG")
             .env_remove("MCPKIT_CLIENT_SECRET")
+            .env("MCPKIT_METRICS", "off")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

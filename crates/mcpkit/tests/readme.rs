@@ -308,6 +308,8 @@ impl Session {
         let mut shell = Command::new("sh");
         shell.arg("-c").arg(command).current_dir(&self.dir).env("PATH", &self.path);
         shell.env_remove("MCPKIT_CONFIG").env_remove("RUST_LOG").env_remove("NO_COLOR");
+        // Tests listen on port 0 only: no gateway metrics on their default port.
+        shell.env("MCPKIT_METRICS", "off");
         shell
     }
 

@@ -47,6 +47,7 @@ mod auth;
 mod future;
 mod guards;
 mod limits;
+pub(crate) mod observe;
 
 #[cfg(feature = "oauth")]
 pub use auth::{Auth, AuthLayer};

@@ -122,7 +122,7 @@ impl Server {
         let arguments = JsonValue::Object(arguments);
         if let Err(violation) = entry.input.validate(&arguments) {
             let message = format!("Invalid arguments for tool {}: {violation}", params.name);
-            return ctx.finish(CallToolResult::error(message));
+            return ctx.finish_tool(CallToolResult::error(message));
         }
         let JsonValue::Object(arguments) = arguments else { unreachable!("built as an object above") };
         let asks = Arc::new(
@@ -164,7 +164,7 @@ impl Server {
                 )));
             }
         }
-        ctx.finish(result)
+        ctx.finish_tool(result)
     }
 
     pub(super) fn list_resources(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {

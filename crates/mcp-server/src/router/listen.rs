@@ -139,7 +139,11 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
         resource_subscriptions: None,
         extra: Default::default(),
     };
+    // The session counts as open for the observer while this task runs: it ends with the
+    // connection, or when a new `initialize` replaces the session.
+    let open = server.inner.observer.get().map(|observer| SessionOpen::new(observer.clone()));
     tokio::spawn(async move {
+        let _open = open;
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
@@ -172,4 +176,20 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
             }
         }
     });
+}
+
+/// A session the observer was told opened; it is told the session ended when this is dropped.
+struct SessionOpen(Arc<dyn crate::observe::Observer>);
+
+impl SessionOpen {
+    fn new(observer: Arc<dyn crate::observe::Observer>) -> SessionOpen {
+        observer.session(true);
+        SessionOpen(observer)
+    }
+}
+
+impl Drop for SessionOpen {
+    fn drop(&mut self) {
+        self.0.session(false);
+    }
 }

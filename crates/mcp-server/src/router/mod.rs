@@ -17,6 +17,7 @@ mod finish;
 mod lifecycle;
 mod listen;
 mod mrtr;
+mod watch;
 
 use std::sync::Arc;
 
@@ -93,11 +94,21 @@ pub(crate) struct Ctx<'a> {
     pub(crate) sink: Arc<dyn MessageSink>,
     /// The authenticated caller, when the transport authenticated the request.
     pub(crate) principal: SharedPrincipal,
+    /// Where a tool's failure (`isError`) is noted for the observer, when there is one.
+    pub(crate) tool_error: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 impl Ctx<'_> {
     pub(crate) fn modern(&self) -> bool {
         matches!(self.mode, Mode::Modern)
+    }
+
+    /// Shapes and serializes a `tools/call` result, noting a tool's failure for the observer.
+    pub(crate) fn finish_tool(&self, result: mcp_types::CallToolResult) -> Routed {
+        if let (Some(flag), true) = (self.tool_error, result.is_error()) {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.finish(result)
     }
 
     /// Shapes and serializes a result.
@@ -114,10 +125,12 @@ pub(crate) fn serialize<T: Serialize>(value: &T) -> Result<RawJson, Failure> {
 }
 
 /// What the transport hands over with a request besides the request itself.
-struct Carried {
+struct Carried<'a> {
     cancel: CancellationToken,
     sink: Arc<dyn MessageSink>,
     principal: SharedPrincipal,
+    /// Set when a `tools/call` result says `isError` (only when the request is observed).
+    tool_error: Option<&'a std::sync::atomic::AtomicBool>,
 }
 
 /// Methods a modern (2026-07-28) request may name.
@@ -184,8 +197,25 @@ impl Server {
         sink: Arc<dyn MessageSink>,
         principal: Option<Arc<Principal>>,
     ) -> Option<Reply> {
+        let watch = self
+            .inner
+            .observer
+            .get()
+            .map(|observer| watch::Watch::new(self, observer, connection, &request, principal.as_ref()));
         let id = request.id.clone();
-        match self.route(connection, request, Carried { cancel, sink, principal }).await {
+        let tool_error = watch.as_ref().map(|w| &w.tool_error);
+        let routed = self.route(connection, request, Carried { cancel, sink, principal, tool_error }).await;
+        if let Some(watch) = watch {
+            watch.finish(match &routed {
+                Ok(Some(_)) => crate::observe::Outcome::Success,
+                Ok(None) => crate::observe::Outcome::Cancelled,
+                Err(failure) => crate::observe::Outcome::Error {
+                    code: failure.error.code,
+                    refused: failure.refusal.is_some(),
+                },
+            });
+        }
+        match routed {
             Ok(Some(result)) => Some(Reply {
                 response: Response { id: ResponseId::Id(id), result: Ok(result) },
                 refusal: None,
@@ -226,7 +256,7 @@ impl Server {
         }
     }
 
-    async fn route(&self, connection: &Arc<Connection>, request: Classified, carried: Carried) -> Routed {
+    async fn route(&self, connection: &Arc<Connection>, request: Classified, carried: Carried<'_>) -> Routed {
         if let Params::Unreadable(error, _) = request.params {
             return Err(Failure::bad_request(error));
         }
@@ -262,9 +292,9 @@ impl Server {
         &self,
         connection: &Arc<Connection>,
         request: Classified,
-        carried: Carried,
+        carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal } = carried;
+        let Carried { cancel, sink, principal, tool_error } = carried;
         let Classified { id, method, meta, params, .. } = request;
         let Some(requested) = meta.protocol_version.as_deref() else {
             return Err(Failure::refused(
@@ -305,6 +335,7 @@ impl Server {
             cancel,
             sink,
             principal,
+            tool_error,
         };
         self.dispatch(&ctx, &method, params).await
     }
@@ -314,9 +345,9 @@ impl Server {
         connection: &Arc<Connection>,
         session: SessionHandle,
         request: Classified,
-        carried: Carried,
+        carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal } = carried;
+        let Carried { cancel, sink, principal, tool_error } = carried;
         let Classified { id, method, meta, params, .. } = request;
         let served = match method.as_str() {
             Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
@@ -339,6 +370,7 @@ impl Server {
             cancel,
             sink,
             principal,
+            tool_error,
         };
         match params {
             Params::SetLevel(params) => self.set_level(&ctx, params),

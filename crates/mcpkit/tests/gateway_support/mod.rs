@@ -83,7 +83,7 @@ pub(crate) fn marker_env(marker: &str) -> String {
 /// stderr).
 pub(crate) fn through_stdio(config: &Path, args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     let mut command = support::command(args);
-    command.args(["--", BIN, "gateway", "--config", config.to_str().unwrap()]);
+    command.args(["--", BIN, "gateway", "--metrics", "off", "--config", config.to_str().unwrap()]);
     support::run_with(command, stdin)
 }
 

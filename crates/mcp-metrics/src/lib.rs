@@ -1,0 +1,466 @@
+//! Prometheus metrics for mcpkit servers and gateways.
+//!
+//! [`Metrics`] is an [`Observer`](mcp_server::Observer): give it to a server with
+//! `Server::observe` and serve [`Metrics::router`] (or [`serve`]) on a listener of its own.
+//! Names and labels follow OpenTelemetry's semantic conventions for MCP, in Prometheus form:
+//!
+//! - `mcp_server_operation_duration_seconds` — a histogram per request (its `_count` is the
+//!   request count) labelled `mcp_method_name`, `gen_ai_tool_name` (`tools/call`),
+//!   `gen_ai_prompt_name` (`prompts/get`), `mcp_protocol_version`, `network_transport`, and
+//!   `outcome`, which keeps the layers apart: `success`, `tool_error` (a result with
+//!   `isError: true`), `jsonrpc_error`, `http_refused` (refused by the HTTP transport before
+//!   the server saw it), `cancelled`; `error_type` is the JSON-RPC code, the HTTP status,
+//!   `tool_error` or `cancelled`.
+//! - `mcp_server_requests_in_flight`, `mcp_server_sessions` (open legacy sessions),
+//!   `mcp_server_received_bytes_total`, `mcp_server_sent_bytes_total`.
+//! - For a gateway, per upstream ([`Metrics::with_upstreams`]): `mcp_gateway_upstream_state`
+//!   (one series per state, 1 for the current one), `…_restarts_total`, `…_requests_total`,
+//!   `…_failures_total`, `…_in_flight`, `…_circuit_open`.
+//!
+//! Cardinality is bounded: methods outside MCP's own are `other`, a tool or prompt the server
+//! does not have is `other`, and no label carries an argument, a token or a session id.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_server::Observer;
+use mcp_server::observe::{Observed, Outcome, TransportRefusal};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// The duration buckets, in seconds: OpenTelemetry's for MCP operations (10 ms to 300 s)
+/// below which a few finer ones show what a local server answers in.
+const BUCKETS: [f64; 20] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
+    30.0, 60.0, 120.0, 300.0,
+];
+
+/// The states an upstream can be in, as a gateway's status spells them.
+pub const UPSTREAM_STATES: [&str; 5] = ["starting", "ready", "idle", "down", "closed"];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Operation {
+    mcp_method_name: &'static str,
+    gen_ai_tool_name: String,
+    gen_ai_prompt_name: String,
+    mcp_protocol_version: &'static str,
+    network_transport: &'static str,
+    outcome: &'static str,
+    error_type: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamLabel {
+    upstream: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamState {
+    upstream: String,
+    state: &'static str,
+}
+
+/// What a gateway reports of one upstream at each scrape.
+#[derive(Clone, Debug, Default)]
+pub struct UpstreamSample {
+    /// Its name.
+    pub name: String,
+    /// Its state (one of [`UPSTREAM_STATES`]).
+    pub state: String,
+    /// Reconnections since the first connect.
+    pub restarts: u64,
+    /// Requests sent to it.
+    pub requests: u64,
+    /// Requests that failed on the transport or timed out.
+    pub failures: u64,
+    /// Requests in flight.
+    pub in_flight: u64,
+    /// Its circuit breaker fails requests fast.
+    pub circuit_open: bool,
+}
+
+type Sampler = Box<dyn Fn() -> Vec<UpstreamSample> + Send + Sync>;
+
+struct Upstreams {
+    sample: Sampler,
+    state: Family<UpstreamState, Gauge>,
+    restarts: Family<UpstreamLabel, Counter>,
+    requests: Family<UpstreamLabel, Counter>,
+    failures: Family<UpstreamLabel, Counter>,
+    in_flight: Family<UpstreamLabel, Gauge>,
+    circuit_open: Family<UpstreamLabel, Gauge>,
+}
+
+impl Upstreams {
+    fn refresh(&self) {
+        let samples = (self.sample)();
+        for family in [&self.restarts, &self.requests, &self.failures] {
+            family.clear();
+        }
+        self.state.clear();
+        self.in_flight.clear();
+        self.circuit_open.clear();
+        for s in samples {
+            let label = UpstreamLabel { upstream: s.name.clone() };
+            for state in UPSTREAM_STATES {
+                let series = UpstreamState { upstream: s.name.clone(), state };
+                self.state.get_or_create(&series).set(i64::from(state == s.state));
+            }
+            self.restarts.get_or_create(&label).inner().store(s.restarts, Ordering::Relaxed);
+            self.requests.get_or_create(&label).inner().store(s.requests, Ordering::Relaxed);
+            self.failures.get_or_create(&label).inner().store(s.failures, Ordering::Relaxed);
+            self.in_flight.get_or_create(&label).set(i64::try_from(s.in_flight).unwrap_or(i64::MAX));
+            self.circuit_open.get_or_create(&label).set(i64::from(s.circuit_open));
+        }
+    }
+}
+
+struct Inner {
+    registry: Registry,
+    transport: &'static str,
+    operations: Family<Operation, Histogram>,
+    in_flight: Gauge,
+    sessions: Gauge,
+    received: Counter,
+    sent: Counter,
+    upstreams: Option<Upstreams>,
+    /// One scrape at a time refreshes the upstreams' series and encodes.
+    scrape: Mutex<()>,
+    scrapes: AtomicU64,
+}
+
+/// The metrics of one server (and, for a gateway, of its upstreams). Cheap to clone.
+#[derive(Clone)]
+pub struct Metrics {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").field("transport", &self.inner.transport).finish_non_exhaustive()
+    }
+}
+
+fn histogram() -> Histogram {
+    Histogram::new(BUCKETS)
+}
+
+impl Metrics {
+    /// The metrics of a server whose requests arrive over `transport` (`"tcp"` for HTTP,
+    /// `"pipe"` for stdio: OpenTelemetry's `network.transport`).
+    pub fn new(transport: &'static str) -> Metrics {
+        Self::build(transport, None)
+    }
+
+    /// The same, with a gateway's upstreams: `sample` is called at each scrape.
+    pub fn with_upstreams(
+        transport: &'static str,
+        sample: impl Fn() -> Vec<UpstreamSample> + Send + Sync + 'static,
+    ) -> Metrics {
+        let upstreams = Upstreams {
+            sample: Box::new(sample),
+            state: Family::default(),
+            restarts: Family::default(),
+            requests: Family::default(),
+            failures: Family::default(),
+            in_flight: Family::default(),
+            circuit_open: Family::default(),
+        };
+        Self::build(transport, Some(upstreams))
+    }
+
+    fn build(transport: &'static str, upstreams: Option<Upstreams>) -> Metrics {
+        let mut registry = Registry::default();
+        let operations = Family::<Operation, Histogram>::new_with_constructor(histogram as fn() -> Histogram);
+        let in_flight = Gauge::default();
+        let sessions = Gauge::default();
+        let received = Counter::default();
+        let sent = Counter::default();
+        registry.register_with_unit(
+            "mcp_server_operation_duration",
+            "MCP request duration as observed on the server, by method, tool or prompt, and outcome (success, tool_error, jsonrpc_error, http_refused, cancelled)",
+            prometheus_client::registry::Unit::Seconds,
+            operations.clone(),
+        );
+        registry.register("mcp_server_requests_in_flight", "MCP requests being served", in_flight.clone());
+        registry.register("mcp_server_sessions", "Open legacy (initialize) sessions", sessions.clone());
+        registry.register(
+            "mcp_server_received_bytes",
+            "Bytes of request bodies received (declared lengths)",
+            received.clone(),
+        );
+        registry.register(
+            "mcp_server_sent_bytes",
+            "Bytes of response bodies sent (declared lengths)",
+            sent.clone(),
+        );
+        if let Some(u) = &upstreams {
+            registry.register(
+                "mcp_gateway_upstream_state",
+                "An upstream's state: 1 for the state it is in",
+                u.state.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_restarts",
+                "Reconnections of an upstream",
+                u.restarts.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_requests",
+                "Requests sent to an upstream",
+                u.requests.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_failures",
+                "Requests to an upstream that timed out or failed on the transport",
+                u.failures.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_in_flight",
+                "Requests in flight to an upstream",
+                u.in_flight.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_circuit_open",
+                "1 while an upstream's circuit breaker fails its requests fast",
+                u.circuit_open.clone(),
+            );
+        }
+        Metrics {
+            inner: Arc::new(Inner {
+                registry,
+                transport,
+                operations,
+                in_flight,
+                sessions,
+                received,
+                sent,
+                upstreams,
+                scrape: Mutex::new(()),
+                scrapes: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The exposition, in the OpenMetrics text format (which Prometheus reads).
+    pub fn encode(&self) -> String {
+        let _one = self.inner.scrape.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(upstreams) = &self.inner.upstreams {
+            upstreams.refresh();
+        }
+        self.inner.scrapes.fetch_add(1, Ordering::Relaxed);
+        let mut text = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.inner.registry) {
+            tracing::warn!("encoding the metrics failed: {e}");
+        }
+        text
+    }
+
+    /// How many times the metrics were encoded (scraped).
+    pub fn scrapes(&self) -> u64 {
+        self.inner.scrapes.load(Ordering::Relaxed)
+    }
+
+    /// The exposition in Prometheus's classic text format (version 0.0.4), for scrapers and
+    /// tools that do not ask for OpenMetrics (`promtool check metrics` among them).
+    pub fn encode_classic(&self) -> String {
+        classic(&self.encode())
+    }
+
+    /// A router serving `GET /metrics`: OpenMetrics to a scraper that accepts it (Prometheus
+    /// does), the classic text format otherwise.
+    pub fn router(&self) -> axum::Router {
+        let metrics = self.clone();
+        axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let metrics = metrics.clone();
+                async move {
+                    let open = headers
+                        .get_all(axum::http::header::ACCEPT)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok())
+                        .any(|v| v.contains("application/openmetrics-text"));
+                    let (kind, body) = if open {
+                        (OPENMETRICS, metrics.encode())
+                    } else {
+                        (CLASSIC, metrics.encode_classic())
+                    };
+                    ([(axum::http::header::CONTENT_TYPE, kind)], body)
+                }
+            }),
+        )
+    }
+
+    fn observe(&self, operation: Operation, seconds: f64) {
+        self.inner.operations.get_or_create(&operation).observe(seconds);
+    }
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const CLASSIC: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// OpenMetrics text as Prometheus's classic format: a counter family is named with its
+/// `_total` (OpenMetrics names the family without it), and `# UNIT` and `# EOF` go.
+fn classic(open: &str) -> String {
+    let counters: std::collections::HashSet<&str> = open
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(open.len());
+    for line in open.lines() {
+        if line.starts_with("# UNIT ") || line == "# EOF" {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        match renamed {
+            Some(line) => out.push_str(&line),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Serves `metrics` on `listener` (`GET /metrics`) until the task is dropped or fails.
+pub async fn serve(listener: tokio::net::TcpListener, metrics: Metrics) -> std::io::Result<()> {
+    axum::serve(listener, metrics.router()).await
+}
+
+impl Observer for Metrics {
+    fn started(&self, _method: &'static str) {
+        self.inner.in_flight.inc();
+    }
+
+    fn finished(&self, request: &Observed<'_>) {
+        self.inner.in_flight.dec();
+        let name = request.name.unwrap_or_default().to_owned();
+        let (tool, prompt) = match request.method {
+            "tools/call" => (name, String::new()),
+            "prompts/get" => (String::new(), name),
+            _ => (String::new(), String::new()),
+        };
+        let error_type = match request.outcome {
+            Outcome::Success => String::new(),
+            Outcome::ToolError => "tool_error".to_owned(),
+            Outcome::Error { code, .. } => code.to_string(),
+            Outcome::Cancelled => "cancelled".to_owned(),
+        };
+        let operation = Operation {
+            mcp_method_name: request.method,
+            gen_ai_tool_name: tool,
+            gen_ai_prompt_name: prompt,
+            mcp_protocol_version: request.version.map_or("", |v| v.as_str()),
+            network_transport: self.inner.transport,
+            outcome: request.outcome.as_str(),
+            error_type,
+        };
+        self.observe(operation, request.duration.as_secs_f64());
+    }
+
+    fn refused(&self, refused: &TransportRefusal<'_>) {
+        let operation = Operation {
+            mcp_method_name: refused.method,
+            gen_ai_tool_name: String::new(),
+            gen_ai_prompt_name: String::new(),
+            mcp_protocol_version: "",
+            network_transport: self.inner.transport,
+            outcome: "http_refused",
+            error_type: refused.status.to_string(),
+        };
+        self.observe(operation, refused.duration.as_secs_f64());
+    }
+
+    fn session(&self, opened: bool) {
+        if opened {
+            self.inner.sessions.inc();
+        } else {
+            self.inner.sessions.dec();
+        }
+    }
+
+    fn bytes(&self, received: u64, sent: u64) {
+        if received > 0 {
+            self.inner.received.inc_by(received);
+        }
+        if sent > 0 {
+            self.inner.sent.inc_by(sent);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mcp_types::{ProtocolVersion, RequestId};
+
+    use super::*;
+
+    #[test]
+    fn outcomes_are_kept_apart_and_names_bounded() {
+        let metrics = Metrics::new("tcp");
+        let id = RequestId::Number(1);
+        let mut call = Observed::new(&id, "tools/call", Outcome::ToolError, Duration::from_millis(3));
+        call.name = Some("echo");
+        call.version = Some(ProtocolVersion::parse("2025-11-25").unwrap());
+        metrics.started("tools/call");
+        metrics.finished(&call);
+        let error =
+            Observed::new(&id, "tools/list", Outcome::Error { code: -32602, refused: true }, Duration::ZERO);
+        metrics.started("tools/list");
+        metrics.finished(&error);
+        metrics.refused(&TransportRefusal::new("tools/call", 401, None, Duration::ZERO));
+        metrics.session(true);
+        metrics.bytes(10, 20);
+        let text = metrics.encode();
+        assert!(
+            text.contains(r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="echo",gen_ai_prompt_name="",mcp_protocol_version="2025-11-25",network_transport="tcp",outcome="tool_error",error_type="tool_error"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"outcome="jsonrpc_error",error_type="-32602"} 1"#), "{text}");
+        assert!(text.contains(r#"outcome="http_refused",error_type="401"} 1"#), "{text}");
+        assert!(text.contains("mcp_server_requests_in_flight 0"), "{text}");
+        assert!(text.contains("mcp_server_sessions 1"), "{text}");
+        assert!(text.contains("mcp_server_received_bytes_total 10"), "{text}");
+        assert!(text.contains("mcp_server_sent_bytes_total 20"), "{text}");
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        let classic = metrics.encode_classic();
+        assert!(classic.contains("# TYPE mcp_server_sent_bytes_total counter\n"), "{classic}");
+        assert!(classic.contains("# HELP mcp_server_sent_bytes_total "), "{classic}");
+        assert!(!classic.contains("# EOF") && !classic.contains("# UNIT"), "{classic}");
+    }
+
+    #[test]
+    fn upstreams_are_sampled_at_each_scrape() {
+        let round = Arc::new(AtomicU64::new(0));
+        let seen = round.clone();
+        let metrics = Metrics::with_upstreams("tcp", move || {
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            let mut up =
+                UpstreamSample { name: "a".into(), state: "ready".into(), restarts: n, ..Default::default() };
+            if n > 0 {
+                up.state = "down".into();
+                up.circuit_open = true;
+            }
+            vec![up]
+        });
+        let first = metrics.encode();
+        assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="ready"} 1"#), "{first}");
+        assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="down"} 0"#), "{first}");
+        let second = metrics.encode();
+        assert!(second.contains(r#"mcp_gateway_upstream_state{upstream="a",state="down"} 1"#), "{second}");
+        assert!(second.contains(r#"mcp_gateway_upstream_restarts_total{upstream="a"} 1"#), "{second}");
+        assert!(second.contains(r#"mcp_gateway_upstream_circuit_open{upstream="a"} 1"#), "{second}");
+        assert_eq!(metrics.scrapes(), 2);
+    }
+}

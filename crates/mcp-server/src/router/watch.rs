@@ -1,0 +1,109 @@
+//! A request watched for the server's observer (`crate::observe`): what it was, taken before
+//! routing consumes it, and how it ended — told exactly once, cancelled when its future is
+//! dropped before an answer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use mcp_types::{ProtocolVersion, RequestId};
+
+use crate::connection::Connection;
+use crate::door::classify::{Classified, Params};
+use crate::observe::{Observed, Observer, Outcome, method_label};
+use crate::principal::Principal;
+use crate::prompts::PromptEntry;
+use crate::server::Server;
+use crate::tools::ToolEntry;
+
+/// The tool or prompt a request names, as a label: the table's own entry, or "other".
+enum Name {
+    None,
+    Tool(Arc<ToolEntry>),
+    Prompt(Arc<PromptEntry>),
+    Other,
+}
+
+pub(crate) struct Watch {
+    observer: Arc<dyn Observer>,
+    id: RequestId,
+    method: &'static str,
+    name: Name,
+    version: Option<ProtocolVersion>,
+    principal: Option<Arc<Principal>>,
+    started: Instant,
+    /// Set by `tools/call` when its result says `isError`.
+    pub(crate) tool_error: AtomicBool,
+    told: bool,
+}
+
+impl Watch {
+    pub(crate) fn new(
+        server: &Server,
+        observer: &Arc<dyn Observer>,
+        connection: &Connection,
+        request: &Classified,
+        principal: Option<&Arc<Principal>>,
+    ) -> Watch {
+        let method = method_label(&request.method);
+        let name = match &request.params {
+            Params::CallTool(p) => match server.inner.tools.load().get(&p.name) {
+                Some(entry) => Name::Tool(entry.clone()),
+                None => Name::Other,
+            },
+            Params::GetPrompt(p) => match server.inner.prompts.load().get(&p.name) {
+                Some(entry) => Name::Prompt(entry.clone()),
+                None => Name::Other,
+            },
+            _ => Name::None,
+        };
+        let version = match request.meta.protocol_version.as_deref() {
+            Some(v) if request.is_modern() => ProtocolVersion::parse(v),
+            _ => connection.session().map(|s| s.version),
+        };
+        observer.started(method);
+        Watch {
+            observer: observer.clone(),
+            id: request.id.clone(),
+            method,
+            name,
+            version,
+            principal: principal.cloned(),
+            started: Instant::now(),
+            tool_error: AtomicBool::new(false),
+            told: false,
+        }
+    }
+
+    /// Tells the observer how the request ended.
+    pub(crate) fn finish(mut self, outcome: Outcome) {
+        self.tell(outcome);
+    }
+
+    fn tell(&mut self, outcome: Outcome) {
+        if std::mem::replace(&mut self.told, true) {
+            return;
+        }
+        let outcome = match outcome {
+            Outcome::Success if self.tool_error.load(Ordering::Relaxed) => Outcome::ToolError,
+            other => other,
+        };
+        let name = match &self.name {
+            Name::None => None,
+            Name::Tool(entry) => Some(entry.def.name.as_str()),
+            Name::Prompt(entry) => Some(entry.def.name.as_str()),
+            Name::Other => Some("other"),
+        };
+        let mut observed = Observed::new(&self.id, self.method, outcome, self.started.elapsed());
+        observed.name = name;
+        observed.version = self.version;
+        observed.subject = self.principal.as_deref().and_then(|p| p.subject.as_deref());
+        self.observer.finished(&observed);
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.tell(Outcome::Cancelled);
+    }
+}

@@ -1,0 +1,196 @@
+//! `--metrics`: a real Prometheus (Debian's `prometheus`, installed by
+//! scripts/setup-prometheus.sh) scrapes a running `mcpkit gateway` in front of `mcpkit serve
+//! --stdio`, and the series are read back through Prometheus's HTTP API. The outcome label
+//! keeps the layers apart: a success, a tool error (`isError`), a JSON-RPC error and an HTTP
+//! refusal are four series. `promtool check metrics` passes on the exposition.
+
+mod gateway_support;
+mod support;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use gateway_support::{Dir, HttpGateway, eventually, stdio_upstream, through_url};
+use mcp_testkit::process::ListeningProcess;
+
+fn tool(name: &str) -> String {
+    std::env::var(format!("MCPKIT_TEST_{}", name.to_uppercase()))
+        .unwrap_or_else(|_| format!("/usr/bin/{name}"))
+}
+
+fn require(name: &str) -> String {
+    let path = tool(name);
+    assert!(
+        std::path::Path::new(&path).is_file(),
+        "{path} is missing: run scripts/setup-prometheus.sh (it installs Debian's prometheus package)"
+    );
+    path
+}
+
+/// GET `url` (with `Accept: accept`): its status (0 when unreachable) and body.
+fn get(url: &str, accept: Option<&str>) -> (u16, String) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap();
+        let mut request = client.get(url);
+        if let Some(accept) = accept {
+            request = request.header("accept", accept);
+        }
+        match request.send().await {
+            Ok(response) => {
+                let status = response.status().as_u16();
+                (status, response.text().await.unwrap_or_default())
+            }
+            Err(e) => (0, e.to_string()),
+        }
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The `metrics on URL` line of a process's stderr.
+fn metrics_url(process: &ListeningProcess) -> String {
+    eventually("the metrics address", Duration::from_secs(30), || {
+        let stderr = process.stderr();
+        stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("metrics on ").map(str::to_owned))
+            .ok_or_else(|| format!("no `metrics on URL` yet: {stderr}"))
+    })
+}
+
+/// Prometheus, stopped when dropped.
+struct Prometheus(std::process::Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn prometheus_scrapes_the_gateway_and_the_outcomes_stay_apart() {
+    let prometheus = require("prometheus");
+    let promtool = require("promtool");
+    let dir = Dir::new("metrics");
+    let config = dir.write_config(&stdio_upstream("demo", ""));
+    let gateway = HttpGateway(ListeningProcess::start(support::command(&[
+        "gateway",
+        "--config",
+        config.to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+    ])));
+    let metrics = metrics_url(&gateway);
+
+    // One of each: a result, a tool's error, a JSON-RPC error, an HTTP refusal.
+    let (code, _, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=hi"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, _) = through_url(gateway.url(), &["call", "fail"]);
+    assert_ne!(code, 0, "fail fails");
+    let (code, _, _) = through_url(gateway.url(), &["call", "no_such_tool"]);
+    assert_ne!(code, 0, "an unknown tool is an error");
+    let (status, _) = gateway_support::http_get(gateway.authority(), "/mcp", "evil.example:1");
+    assert_eq!(status, 403, "a foreign Host is refused by the transport");
+
+    // The exposition passes promtool's checks (the classic format, which promtool reads).
+    let (status, classic) = get(&metrics, None);
+    assert_eq!(status, 200, "{classic}");
+    let mut check = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool starts");
+    check.stdin.take().unwrap().write_all(classic.as_bytes()).unwrap();
+    let checked = check.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}\n{classic}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    // OpenMetrics to a scraper that asks for it.
+    let (_, open) = get(&metrics, Some("application/openmetrics-text; version=1.0.0"));
+    assert!(open.ends_with("# EOF\n"), "{open}");
+
+    // A real Prometheus scrapes it every second.
+    let target = metrics.trim_start_matches("http://").trim_end_matches("/metrics").to_owned();
+    let web = format!("127.0.0.1:{}", free_port());
+    let yml = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &yml,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mcpkit\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let _prometheus = Prometheus(
+        Command::new(&prometheus)
+            .arg(format!("--config.file={}", yml.display()))
+            .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
+            .arg(format!("--web.listen-address={web}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    let query = |q: &str| -> serde_json::Value {
+        let url = format!("http://{web}/api/v1/query?query={}", encode(q));
+        let (status, body) = get(&url, None);
+        if status != 200 {
+            return serde_json::Value::Null;
+        }
+        serde_json::from_str(&body).unwrap_or_default()
+    };
+    let outcomes = eventually("the four outcomes in Prometheus", Duration::from_secs(60), || {
+        let answer = query("sum by (outcome, error_type) (mcp_server_operation_duration_seconds_count)");
+        let series = answer["data"]["result"].as_array().cloned().unwrap_or_default();
+        let found: Vec<(String, String)> = series
+            .iter()
+            .map(|s| {
+                let label = |k: &str| s["metric"][k].as_str().unwrap_or_default().to_owned();
+                (label("outcome"), label("error_type"))
+            })
+            .collect();
+        let wanted = [
+            ("success", ""),
+            ("tool_error", "tool_error"),
+            ("jsonrpc_error", "-32602"),
+            ("http_refused", "403"),
+        ];
+        if wanted.iter().all(|(o, e)| found.iter().any(|(fo, fe)| fo == o && fe == e)) {
+            Ok(found)
+        } else {
+            Err(format!("{found:?} in {answer}"))
+        }
+    });
+    assert!(!outcomes.is_empty());
+
+    // The tool label names the tool; the gateway's upstream is up.
+    let calls = query(
+        "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",gen_ai_tool_name=\"echo\",outcome=\"success\"}",
+    );
+    assert_eq!(calls["data"]["result"][0]["value"][1], "1", "{calls}");
+    let up = query("mcp_gateway_upstream_state{upstream=\"demo\",state=\"ready\"}");
+    assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
+    let scraped = query("up{job=\"mcpkit\"}");
+    assert_eq!(scraped["data"]["result"][0]["value"][1], "1", "{scraped}");
+}
+
+/// Percent-encodes a PromQL query for a URL's query string.
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
