@@ -41,6 +41,12 @@ pub trait Observer: Send + Sync + 'static {
     fn bytes(&self, received: u64, sent: u64) {
         let _ = (received, sent);
     }
+
+    /// Whether [`Observed::arguments`] should be filled (a debugging request log): `false` by
+    /// default, so that arguments are never copied for an observer that does not ask.
+    fn wants_arguments(&self) -> bool {
+        false
+    }
 }
 
 /// How a request ended.
@@ -94,13 +100,17 @@ pub struct Observed<'a> {
     pub outcome: Outcome,
     /// From the server taking it up to its answer.
     pub duration: Duration,
+    /// A `tools/call`'s or `prompts/get`'s arguments, only for an observer that
+    /// [wants them](Observer::wants_arguments), with every value its schema marks secret
+    /// (`writeOnly: true`, `format: "password"`) replaced by `"[redacted]"`.
+    pub arguments: Option<&'a mcp_types::JsonObject>,
 }
 
 impl<'a> Observed<'a> {
     /// A request for `method` ([`method_label`]) that ended with `outcome` after `duration`;
     /// the other members start empty.
     pub fn new(id: &'a RequestId, method: &'static str, outcome: Outcome, duration: Duration) -> Self {
-        Observed { id, method, name: None, version: None, subject: None, outcome, duration }
+        Observed { id, method, name: None, version: None, subject: None, outcome, duration, arguments: None }
     }
 }
 
@@ -123,6 +133,148 @@ impl<'a> TransportRefusal<'a> {
     pub fn new(method: &'static str, status: u16, subject: Option<&'a str>, duration: Duration) -> Self {
         TransportRefusal { method, status, subject, duration }
     }
+}
+
+/// Several observers as one (a server has one: `Server::observe`).
+#[derive(Default)]
+pub struct Observers(Vec<std::sync::Arc<dyn Observer>>);
+
+impl Observers {
+    /// No observer yet.
+    pub fn new() -> Self {
+        Observers(Vec::new())
+    }
+
+    /// Adds `observer`; each is told in the order added.
+    pub fn with(mut self, observer: std::sync::Arc<dyn Observer>) -> Self {
+        self.0.push(observer);
+        self
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Observer for Observers {
+    fn started(&self, method: &'static str) {
+        self.0.iter().for_each(|o| o.started(method));
+    }
+
+    fn finished(&self, request: &Observed<'_>) {
+        self.0.iter().for_each(|o| o.finished(request));
+    }
+
+    fn refused(&self, refused: &TransportRefusal<'_>) {
+        self.0.iter().for_each(|o| o.refused(refused));
+    }
+
+    fn session(&self, opened: bool) {
+        self.0.iter().for_each(|o| o.session(opened));
+    }
+
+    fn bytes(&self, received: u64, sent: u64) {
+        self.0.iter().for_each(|o| o.bytes(received, sent));
+    }
+
+    fn wants_arguments(&self) -> bool {
+        self.0.iter().any(|o| o.wants_arguments())
+    }
+}
+
+/// The tracing target of the request log ([`RequestLog`]).
+pub const REQUEST_LOG_TARGET: &str = "mcp_server::request";
+
+/// The request log: one `tracing` event per request, at `INFO` on [`REQUEST_LOG_TARGET`], with
+/// its id, method, name, era, revision, caller's subject, outcome, JSON-RPC code or HTTP
+/// status, and duration in microseconds — never its result, a token or an `Mcp-Param-*`
+/// value, and its arguments only when [asked for](RequestLog::with_arguments), redacted where
+/// marked secret. How the line looks (text, JSON) is the subscriber's business.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RequestLog {
+    arguments: bool,
+}
+
+impl RequestLog {
+    /// The request log without arguments.
+    pub fn new() -> Self {
+        RequestLog { arguments: false }
+    }
+
+    /// The request log with each `tools/call`'s and `prompts/get`'s arguments (for debugging),
+    /// every value the tool's schema marks secret redacted.
+    pub fn with_arguments() -> Self {
+        RequestLog { arguments: true }
+    }
+}
+
+impl Observer for RequestLog {
+    fn wants_arguments(&self) -> bool {
+        self.arguments
+    }
+
+    fn finished(&self, r: &Observed<'_>) {
+        let code = match r.outcome {
+            Outcome::Error { code, .. } => Some(code),
+            _ => None,
+        };
+        let id = match r.id {
+            RequestId::Number(n) => n.to_string(),
+            RequestId::String(s) => s.clone(),
+        };
+        let era = r.version.map(|v| if v.is_modern() { "modern" } else { "legacy" });
+        tracing::info!(
+            target: REQUEST_LOG_TARGET,
+            id = %id,
+            method = r.method,
+            name = r.name,
+            era,
+            version = r.version.map(|v| v.as_str()),
+            subject = r.subject,
+            outcome = r.outcome.as_str(),
+            code,
+            duration_us = u64::try_from(r.duration.as_micros()).unwrap_or(u64::MAX),
+            arguments = r.arguments.filter(|_| self.arguments).map(|a| mcp_types::JsonValue::Object(a.clone()).to_string()),
+            "request"
+        );
+    }
+
+    fn refused(&self, r: &TransportRefusal<'_>) {
+        tracing::info!(
+            target: REQUEST_LOG_TARGET,
+            method = r.method,
+            subject = r.subject,
+            outcome = "http_refused",
+            status = r.status,
+            duration_us = u64::try_from(r.duration.as_micros()).unwrap_or(u64::MAX),
+            "request"
+        );
+    }
+}
+
+/// `arguments` with the value of every member `schema` (a JSON Schema of an object) marks
+/// secret — `writeOnly: true` or `format: "password"` — replaced by `"[redacted]"`, in nested
+/// objects too.
+pub fn redact(arguments: &mcp_types::JsonObject, schema: &mcp_types::JsonObject) -> mcp_types::JsonObject {
+    use mcp_types::JsonValue;
+    let properties = schema.get("properties").and_then(JsonValue::as_object);
+    arguments
+        .iter()
+        .map(|(key, value)| {
+            let member = properties.and_then(|p| p.get(key)).and_then(JsonValue::as_object);
+            let secret = member.is_some_and(|m| {
+                m.get("writeOnly") == Some(&JsonValue::Bool(true))
+                    || m.get("format").and_then(JsonValue::as_str) == Some("password")
+            });
+            let value = match (secret, member, value) {
+                (true, _, _) => JsonValue::String("[redacted]".to_owned()),
+                (false, Some(member), JsonValue::Object(inner)) => JsonValue::Object(redact(inner, member)),
+                (false, _, value) => value.clone(),
+            };
+            (key.clone(), value)
+        })
+        .collect()
 }
 
 /// The methods a client sends that MCP defines; any other is `"other"`, so that a label made
@@ -153,6 +305,23 @@ pub fn method_label(method: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_redacted_in_nested_objects_too() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "user": {"type": "string"},
+            "password": {"type": "string", "format": "password"},
+            "auth": {"type": "object", "properties": {"token": {"type": "string", "writeOnly": true}}}
+        }});
+        let arguments = serde_json::json!({"user": "ann", "password": "hunter2",
+            "auth": {"token": "t0k", "scheme": "bearer"}, "extra": 1});
+        let redacted = redact(arguments.as_object().unwrap(), schema.as_object().unwrap());
+        assert_eq!(
+            serde_json::Value::Object(redacted),
+            serde_json::json!({"user": "ann", "password": "[redacted]",
+                "auth": {"token": "[redacted]", "scheme": "bearer"}, "extra": 1})
+        );
+    }
 
     #[test]
     fn methods_outside_mcp_are_other() {

@@ -36,6 +36,8 @@ pub(crate) struct GatewayArgs {
     auth: auth::AuthArgs,
     #[command(flatten)]
     metrics: crate::metrics::MetricsArgs,
+    #[command(flatten)]
+    log: crate::logging::ServerLogArgs,
     #[command(subcommand)]
     action: Option<GatewayAction>,
 }
@@ -61,6 +63,13 @@ enum GatewayAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+impl GatewayArgs {
+    /// How its diagnostics are written.
+    pub(crate) fn log(&self) -> &crate::logging::ServerLogArgs {
+        &self.log
+    }
 }
 
 /// `mcpkit gateway check CONFIG`.
@@ -140,9 +149,8 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             // On by default, on loopback; `--metrics off` turns them off.
             let transport = if http.is_some() { "tcp" } else { "pipe" };
             let metrics = crate::metrics::gateway_metrics(&gateway, transport);
-            if args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some() {
-                gateway.server().observe(std::sync::Arc::new(metrics.clone()));
-            }
+            let served = args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some();
+            crate::metrics::observe(&gateway.server(), served.then_some(&metrics), &args.log);
             if let Err(e) = args.metrics.start(&metrics, Some(crate::metrics::GATEWAY_DEFAULT)).await {
                 gateway.close().await;
                 return fail(e);

@@ -54,21 +54,61 @@ pub(crate) fn init_client(verbose: u8) {
         .try_init();
 }
 
-/// Sets up diagnostics for `serve`: warnings by default, `-v` info, `-vv` debug, `-vvv` trace;
-/// `RUST_LOG` instead when set.
-pub(crate) fn init_server(verbose: u8) {
+/// How `serve` and `gateway` write their diagnostics.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct ServerLogArgs {
+    /// The format of the log lines on stderr: `text`, or `json` (one object per line).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+    /// Log one line per request: time, id, method, tool or prompt name, era, revision, the
+    /// caller's subject, outcome (success, tool_error, jsonrpc_error, http_refused,
+    /// cancelled), JSON-RPC code or HTTP status, duration. Never arguments, results, tokens or
+    /// Mcp-Param-* values.
+    #[arg(long)]
+    pub(crate) request_log: bool,
+    /// For debugging: the request log also shows each tool call's and prompt's arguments,
+    /// every value the tool's input schema marks secret (`writeOnly: true`, `format:
+    /// "password"`) replaced by "[redacted]". Implies --request-log.
+    #[arg(long)]
+    pub(crate) request_log_arguments: bool,
+}
+
+impl ServerLogArgs {
+    /// Whether requests are logged.
+    pub(crate) fn requests(&self) -> bool {
+        self.request_log || self.request_log_arguments
+    }
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// Sets up diagnostics for `serve` and `gateway`: warnings by default, `-v` info, `-vv` debug,
+/// `-vvv` trace; `RUST_LOG` instead when set. The request log (`--request-log`) is added to
+/// either.
+pub(crate) fn init_server(verbose: u8, log: &ServerLogArgs) {
     let level = match verbose {
         0 => "warn",
         1 => "info",
         2 => "debug",
         _ => "trace",
     };
-    let filter = from_env().unwrap_or_else(|| EnvFilter::new(level));
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(filter)
-        .try_init();
+    let mut filter = from_env().unwrap_or_else(|| EnvFilter::new(level));
+    if log.requests() {
+        let directive = format!("{}=info", mcp_server::observe::REQUEST_LOG_TARGET);
+        if let Ok(directive) = directive.parse() {
+            filter = filter.add_directive(directive);
+        }
+    }
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    let _ = match log.log_format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(false).try_init(),
+    };
 }
 
 /// The wire trace as bare lines, a stdio server's stderr as `[stderr] <line>`, anything else in

@@ -143,6 +143,8 @@ struct ServeArgs {
     auth: auth::AuthArgs,
     #[command(flatten)]
     metrics: metrics::MetricsArgs,
+    #[command(flatten)]
+    log: logging::ServerLogArgs,
 }
 
 /// `mcpkit serve` parsed alone: the same global `-v` and the same `serve` arguments as [`Cli`],
@@ -181,7 +183,7 @@ fn parse_serve_alone(args: &[std::ffi::OsString]) -> Option<(u8, ServeArgs)> {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if let Some((verbose, args)) = parse_serve_alone(&args) {
-        logging::init_server(verbose);
+        logging::init_server(verbose, &args.log);
         return serve(args);
     }
     let cli = match Cli::try_parse_from(&args) {
@@ -190,12 +192,12 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve(args) => {
-            logging::init_server(cli.verbose);
+            logging::init_server(cli.verbose, &args.log);
             serve(args)
         }
         Command::Check(args) => check::run(args),
         Command::Gateway(args) => {
-            logging::init_server(cli.verbose);
+            logging::init_server(cli.verbose, args.log());
             gateway::run(args)
         }
         Command::Client(command) => {
@@ -250,12 +252,13 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // Metrics only when asked for: without an observer the request path does none of it.
-    let metrics = args.metrics.address(None).map(|_| {
-        let metrics = mcp_metrics::Metrics::new(if args.http.is_some() { "tcp" } else { "pipe" });
-        server.observe(std::sync::Arc::new(metrics.clone()));
-        metrics
-    });
+    // Metrics and the request log only when asked for: without an observer the request path
+    // does none of it.
+    let metrics = args
+        .metrics
+        .address(None)
+        .map(|_| mcp_metrics::Metrics::new(if args.http.is_some() { "tcp" } else { "pipe" }));
+    metrics::observe(&server, metrics.as_ref(), &args.log);
     if let Some(metrics) = &metrics {
         if let Err(e) = runtime.block_on(args.metrics.start(metrics, None)) {
             eprintln!("mcpkit: {e}");

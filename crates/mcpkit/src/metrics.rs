@@ -82,3 +82,24 @@ pub(crate) fn gateway_metrics(gateway: &mcp_gateway::Gateway, transport: &'stati
             .collect()
     })
 }
+
+/// Gives `server` its observers: the metrics (when served) and the request log (when asked).
+pub(crate) fn observe(
+    server: &mcp_server::Server,
+    metrics: Option<&Metrics>,
+    log: &crate::logging::ServerLogArgs,
+) {
+    use std::sync::Arc;
+    let mut observers = mcp_server::observe::Observers::new();
+    if let Some(metrics) = metrics {
+        observers = observers.with(Arc::new(metrics.clone()));
+    }
+    if log.request_log_arguments {
+        observers = observers.with(Arc::new(mcp_server::observe::RequestLog::with_arguments()));
+    } else if log.request_log {
+        observers = observers.with(Arc::new(mcp_server::observe::RequestLog::new()));
+    }
+    if !observers.is_empty() {
+        server.observe(Arc::new(observers));
+    }
+}

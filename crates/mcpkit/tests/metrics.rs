@@ -194,3 +194,52 @@ fn encode(q: &str) -> String {
         })
         .collect()
 }
+
+/// The JSON objects of a process's stderr with `"target":"mcp_server::request"`.
+fn request_lines(process: &ListeningProcess) -> Vec<serde_json::Value> {
+    process
+        .stderr()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["target"] == "mcp_server::request")
+        .collect()
+}
+
+#[test]
+fn the_request_log_is_one_json_line_per_request_and_never_shows_arguments_unasked() {
+    let serve = |extra: &[&str]| {
+        let mut args = vec!["serve", "--http", "127.0.0.1:0", "--log-format", "json"];
+        args.extend(extra);
+        ListeningProcess::start(support::command(&args))
+    };
+    let plain = serve(&["--request-log"]);
+    let (code, _, err) = through_url(plain.url(), &["call", "echo", "--arg", "text=topsecret-1"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, _) = through_url(plain.url(), &["call", "fail"]);
+    assert_ne!(code, 0);
+    let lines = eventually("the request log", Duration::from_secs(30), || {
+        let lines = request_lines(&plain);
+        let fail = lines.iter().any(|l| l["name"] == "fail");
+        if fail { Ok(lines) } else { Err(plain.stderr()) }
+    });
+    let echo =
+        lines.iter().find(|l| l["method"] == "tools/call" && l["name"] == "echo").expect("echo's line");
+    assert_eq!(echo["outcome"], "success");
+    assert_eq!(echo["era"], "modern");
+    assert!(
+        echo["id"].is_string() && echo["duration_us"].is_u64() && echo["timestamp"].is_string(),
+        "{echo}"
+    );
+    let fail = lines.iter().find(|l| l["name"] == "fail").unwrap();
+    assert_eq!(fail["outcome"], "tool_error");
+    assert!(!plain.stderr().contains("topsecret"), "arguments are never logged unasked: {}", plain.stderr());
+
+    let debugging = serve(&["--request-log-arguments"]);
+    let (code, _, err) = through_url(debugging.url(), &["call", "echo", "--arg", "text=visible-2"]);
+    assert_eq!(code, 0, "{err}");
+    let line = eventually("the line with arguments", Duration::from_secs(30), || {
+        request_lines(&debugging).into_iter().find(|l| l["name"] == "echo").ok_or_else(|| debugging.stderr())
+    });
+    let arguments: serde_json::Value = serde_json::from_str(line["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, serde_json::json!({"text": "visible-2"}));
+}

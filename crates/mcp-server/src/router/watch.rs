@@ -31,6 +31,8 @@ pub(crate) struct Watch {
     name: Name,
     version: Option<ProtocolVersion>,
     principal: Option<Arc<Principal>>,
+    /// The arguments, redacted, for an observer that wants them.
+    arguments: Option<mcp_types::JsonObject>,
     started: Instant,
     /// Set by `tools/call` when its result says `isError`.
     pub(crate) tool_error: AtomicBool,
@@ -61,6 +63,20 @@ impl Watch {
             Some(v) if request.is_modern() => ProtocolVersion::parse(v),
             _ => connection.session().map(|s| s.version),
         };
+        let arguments = if observer.wants_arguments() {
+            match (&request.params, &name) {
+                (Params::CallTool(p), Name::Tool(entry)) => {
+                    p.arguments.as_ref().map(|a| crate::observe::redact(a, &entry.def.input_schema))
+                }
+                // Prompt arguments are strings the prompt's definition does not mark secret.
+                (Params::GetPrompt(p), Name::Prompt(_)) => p.arguments.as_ref().map(|a| {
+                    a.iter().map(|(k, v)| (k.clone(), mcp_types::JsonValue::String(v.clone()))).collect()
+                }),
+                _ => None,
+            }
+        } else {
+            None
+        };
         observer.started(method);
         Watch {
             observer: observer.clone(),
@@ -69,6 +85,7 @@ impl Watch {
             name,
             version,
             principal: principal.cloned(),
+            arguments,
             started: Instant::now(),
             tool_error: AtomicBool::new(false),
             told: false,
@@ -98,6 +115,7 @@ impl Watch {
         observed.name = name;
         observed.version = self.version;
         observed.subject = self.principal.as_deref().and_then(|p| p.subject.as_deref());
+        observed.arguments = self.arguments.as_ref();
         self.observer.finished(&observed);
     }
 }

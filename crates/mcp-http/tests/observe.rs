@@ -1,0 +1,184 @@
+//! A server's observer over real HTTP (127.0.0.1, port 0): each request it served is told once
+//! with the outcome of its own layer — a result, a tool's error (`isError`), a JSON-RPC error
+//! — and each request the transport refused itself with its HTTP status, never counted twice;
+//! arguments only for an observer that asks, with secrets redacted; legacy sessions opened.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use mcp_http::{HttpConfig, McpHttp};
+use mcp_server::observe::{Observed, Observer, Outcome, TransportRefusal};
+use mcp_server::{Args, Server, ToolError, Tools};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[allow(dead_code)]
+#[path = "support/raw_http.rs"]
+mod support;
+
+use support::{META, ONE, roundtrip};
+
+#[derive(Deserialize, JsonSchema)]
+struct Login {
+    user: String,
+    #[schemars(extend("format" = "password"))]
+    password: String,
+}
+
+async fn login(Args(Login { user, password }): Args<Login>) -> String {
+    format!("{user} logged in with {} characters", password.len())
+}
+
+async fn fail() -> Result<String, ToolError> {
+    Err(ToolError::new("it broke"))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Seen {
+    Request { method: String, name: Option<String>, outcome: Outcome, arguments: Option<serde_json::Value> },
+    Refused { status: u16 },
+    Session(bool),
+}
+
+#[derive(Default)]
+struct Recorder {
+    seen: Mutex<Vec<Seen>>,
+    started: Mutex<usize>,
+}
+
+impl Recorder {
+    fn take(&self) -> Vec<Seen> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+impl Observer for Recorder {
+    fn started(&self, _method: &'static str) {
+        *self.started.lock().unwrap() += 1;
+    }
+
+    fn finished(&self, r: &Observed<'_>) {
+        self.seen.lock().unwrap().push(Seen::Request {
+            method: r.method.to_owned(),
+            name: r.name.map(str::to_owned),
+            outcome: r.outcome,
+            arguments: r.arguments.map(|a| serde_json::Value::Object(a.clone())),
+        });
+    }
+
+    fn refused(&self, r: &TransportRefusal<'_>) {
+        self.seen.lock().unwrap().push(Seen::Refused { status: r.status });
+    }
+
+    fn session(&self, opened: bool) {
+        self.seen.lock().unwrap().push(Seen::Session(opened));
+    }
+
+    fn wants_arguments(&self) -> bool {
+        true
+    }
+}
+
+const HEADERS: [(&str, &str); 3] = [
+    ("content-type", "application/json"),
+    ("accept", "application/json, text/event-stream"),
+    ("mcp-protocol-version", "2026-07-28"),
+];
+
+async fn call(addr: SocketAddr, name: &str, arguments: &str) -> support::Reply {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{META},"name":"{name}","arguments":{arguments}}}}}"#
+    );
+    let mut headers = HEADERS.to_vec();
+    headers.extend([("mcp-method", "tools/call"), ("mcp-name", name)]);
+    roundtrip(ONE, addr, "POST", &headers, &body).await
+}
+
+fn request(method: &str, name: Option<&str>, outcome: Outcome) -> Seen {
+    Seen::Request { method: method.into(), name: name.map(Into::into), outcome, arguments: None }
+}
+
+/// Drops the arguments of every record (compared on their own).
+fn without_arguments(seen: Vec<Seen>) -> Vec<Seen> {
+    seen.into_iter()
+        .map(|s| match s {
+            Seen::Request { method, name, outcome, .. } => {
+                Seen::Request { method, name, outcome, arguments: None }
+            }
+            other => other,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_layer_reports_its_own_outcome_once() {
+    let server = Server::builder("observed", "1")
+        .tools(Tools::new().add("login", "Log in", login).add("fail", "Fails", fail))
+        .build()
+        .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    assert!(server.observe(recorder.clone()), "the first observer is taken");
+    assert!(!server.observe(Arc::new(Recorder::default())), "a server has one observer");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+
+    // A result, with its arguments redacted where the schema says secret.
+    let reply = call(addr, "login", r#"{"user":"ann","password":"hunter2"}"#).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let seen = recorder.take();
+    assert_eq!(
+        seen,
+        [Seen::Request {
+            method: "tools/call".into(),
+            name: Some("login".into()),
+            outcome: Outcome::Success,
+            arguments: Some(serde_json::json!({"user": "ann", "password": "[redacted]"})),
+        }]
+    );
+
+    // A tool's error is a 200 with isError: the tool failed, not the protocol.
+    let reply = call(addr, "fail", "{}").await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"]["isError"], true);
+    // An unknown tool is a JSON-RPC error, its name a bounded "other".
+    let reply = call(addr, "nope", "{}").await;
+    assert_eq!(reply.json()["error"]["code"], -32602, "{}", reply.body);
+    // A JSON-RPC refusal the transport maps to 404 (a method the modern wire does not serve)
+    // is the server's: told once, as a JSON-RPC error, never also as an HTTP refusal.
+    let body = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"nothing/here","params":{{{META}}}}}"#);
+    let mut headers = HEADERS.to_vec();
+    headers.push(("mcp-method", "nothing/here"));
+    let reply = roundtrip(ONE, addr, "POST", &headers, &body).await;
+    assert_eq!((reply.status, reply.json()["error"]["code"].as_i64()), (404, Some(-32601)));
+    // Refused by the transport before the server saw them: a foreign Host, a wrong type.
+    let reply =
+        roundtrip(ONE, addr, "POST", &[("host", "evil.example:1"), HEADERS[0], HEADERS[1]], "{}").await;
+    assert_eq!(reply.status, 403);
+    let reply = roundtrip(ONE, addr, "POST", &[("content-type", "text/plain"), HEADERS[1]], "{}").await;
+    assert_eq!(reply.status, 415);
+    assert_eq!(
+        without_arguments(recorder.take()),
+        [
+            request("tools/call", Some("fail"), Outcome::ToolError),
+            request("tools/call", Some("other"), Outcome::Error { code: -32602, refused: false }),
+            request("other", None, Outcome::Error { code: -32601, refused: true }),
+            Seen::Refused { status: 403 },
+            Seen::Refused { status: 415 },
+        ]
+    );
+
+    // A legacy session: opened at initialize, its requests under it.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let reply = roundtrip(ONE, addr, "POST", &HEADERS[..2], init).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let seen = recorder.take();
+    assert!(seen.contains(&Seen::Session(true)), "{seen:?}");
+    assert!(seen.contains(&request("initialize", None, Outcome::Success)), "{seen:?}");
+    assert_eq!(*recorder.started.lock().unwrap(), 5, "every request the server took up was started once");
+
+    task.abort();
+}
