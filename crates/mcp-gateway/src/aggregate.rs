@@ -37,6 +37,8 @@ pub(crate) struct Tables {
 /// template (by its downstream template), with the owner's own name for it.
 #[derive(Default)]
 pub(crate) struct Routes {
+    /// Each tool's upstream, by downstream name (how the approval form names where it runs).
+    pub(crate) tool_owners: HashMap<String, String>,
     pub(crate) prompts: HashMap<String, (Arc<Upstream>, String)>,
     pub(crate) templates: HashMap<String, (Arc<Upstream>, String)>,
     /// Each listed resource's owner and the owner's URI for it, by downstream URI.
@@ -99,6 +101,7 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone(), read_only));
             let errors = tools.take_errors();
             if errors.is_empty() {
+                routes.tool_owners.insert(def.name.clone(), up.name().to_owned());
                 seen.tools.push((u, def));
             }
             left_out.extend(

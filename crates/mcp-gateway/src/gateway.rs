@@ -135,7 +135,9 @@ fn server_config(config: &GatewayConfig) -> ServerConfig {
     // A forwarded call may take as long as its upstream's timeout; the gateway's own limit
     // must not cut it shorter.
     let longest = config.upstreams.iter().map(|u| u.request_timeout).max().unwrap_or_default();
-    ServerConfig::default().with_tool_timeout(longest.max(Duration::from_secs(60)) + Duration::from_secs(5))
+    ServerConfig::default()
+        .with_tool_timeout(longest.max(Duration::from_secs(60)) + Duration::from_secs(5))
+        .with_approvals(config.settings.approvals.clone())
 }
 
 impl Gateway {
@@ -151,8 +153,16 @@ impl Gateway {
         let routes: Arc<ArcSwap<Routes>> = Arc::default();
         let followed = Arc::new(Followed::default());
         let hook = followed.clone();
+        let owners = routes.clone();
         let server = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
             .title("mcpkit gateway")
+            .approval_target(move |tool| {
+                owners
+                    .load()
+                    .tool_owners
+                    .get(tool)
+                    .map(|upstream| format!("server {upstream:?} (through the gateway)"))
+            })
             .on_resource_interest(move |uri, on| {
                 let mut uris = hook.uris.lock().unwrap_or_else(|e| e.into_inner());
                 if on {

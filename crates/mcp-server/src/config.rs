@@ -110,6 +110,8 @@ pub struct ServerConfig {
     pub max_client_info_bytes: usize,
     /// Protocol versions served.
     pub versions: Vec<ProtocolVersion>,
+    /// Which tool calls need a person's approval before they run (none by default).
+    pub approvals: Approvals,
 }
 
 impl ServerConfig {
@@ -175,6 +177,69 @@ impl ServerConfig {
         self.versions = versions;
         self
     }
+
+    /// Sets [`approvals`](Self::approvals).
+    #[must_use]
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = approvals;
+        self
+    }
+}
+
+/// Which tool calls a person must approve before they run. The server asks the caller's client
+/// with an approval form (`mcp_types::elicitation::approval`: the tool, where it runs, its
+/// arguments with secrets redacted) and runs the tool only on an approving answer; a decline
+/// is a tool error saying nothing ran. A modern client without form elicitation is refused with
+/// `-32021`; a legacy one gets a tool error saying approval could not be asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Approvals {
+    /// Tools annotated `destructiveHint: true` (explicitly: the spec's default of `true` for an
+    /// unannotated tool does not count, or every tool would ask).
+    pub destructive: bool,
+    /// These tools, by name, whatever their annotations.
+    pub tools: std::collections::BTreeSet<String>,
+    /// Callers (token subjects) whose calls run without approval.
+    pub exempt: std::collections::BTreeSet<String>,
+}
+
+impl Approvals {
+    /// None: no call is asked about.
+    pub fn none() -> Self {
+        Approvals::default()
+    }
+
+    /// Tools annotated `destructiveHint: true`.
+    pub fn destructive() -> Self {
+        Approvals { destructive: true, ..Approvals::default() }
+    }
+
+    /// Adds a tool that always needs approval.
+    #[must_use]
+    pub fn with_tool(mut self, name: impl Into<String>) -> Self {
+        self.tools.insert(name.into());
+        self
+    }
+
+    /// Adds a caller (token subject) never asked.
+    #[must_use]
+    pub fn with_exempt(mut self, subject: impl Into<String>) -> Self {
+        self.exempt.insert(subject.into());
+        self
+    }
+
+    /// Whether anything needs approval.
+    pub fn any(&self) -> bool {
+        self.destructive || !self.tools.is_empty()
+    }
+
+    /// Whether `tool`, called by `subject`, needs approval.
+    pub fn needed(&self, tool: &mcp_types::Tool, subject: Option<&str>) -> bool {
+        let marked = (self.destructive
+            && tool.annotations.as_ref().and_then(|a| a.destructive_hint) == Some(true))
+            || self.tools.contains(&tool.name);
+        marked && !subject.is_some_and(|s| self.exempt.contains(s))
+    }
 }
 
 impl Default for ServerConfig {
@@ -189,6 +254,7 @@ impl Default for ServerConfig {
             max_bytes_in_flight: 64 * 1024 * 1024,
             max_client_info_bytes: 64 * 1024,
             versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
+            approvals: Approvals::default(),
         }
     }
 }

@@ -64,7 +64,7 @@ pub mod uri_template;
 
 pub use call::Call;
 pub use completion::{CompletionRequest, Completions};
-pub use config::{CachePolicy, ServerConfig};
+pub use config::{Approvals, CachePolicy, ServerConfig};
 pub use connection::{Connection, DuplicateId, InFlight};
 pub use context::Change;
 pub use door::{Classified, Refusal, Reply};

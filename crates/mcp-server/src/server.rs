@@ -42,6 +42,8 @@ pub(crate) struct ServerInner {
     pub(crate) shutdown: CancellationToken,
     /// The resource URIs clients follow, counted when a hook wants them.
     pub(crate) interest: Arc<crate::interest::Interest>,
+    /// Where a tool runs, as the approval form names it (`ServerBuilder::approval_target`).
+    pub(crate) approval_target: Option<ApprovalTarget>,
     /// Told about every request (`Server::observe`); set at most once.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::observe::Observer>>,
     serve_tools: bool,
@@ -116,6 +118,7 @@ impl Server {
             states: HashMap::new(),
             serve: [None; 3],
             interest: None,
+            approval_target: None,
         }
     }
 
@@ -228,7 +231,11 @@ pub struct ServerBuilder {
     states: States,
     serve: [Option<bool>; 3],
     interest: Option<crate::interest::InterestHook>,
+    approval_target: Option<ApprovalTarget>,
 }
+
+/// Names where a tool runs, for the approval form (`ServerBuilder::approval_target`).
+pub(crate) type ApprovalTarget = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 impl ServerBuilder {
     /// Instructions for the client's model, sent in `initialize` and `server/discover`.
@@ -315,6 +322,16 @@ impl ServerBuilder {
         self
     }
 
+    /// How the approval form (`ServerConfig::approvals`) names where a tool runs: `target(tool)`,
+    /// e.g. `server "files"` for a gateway's upstream; `None` (and by default): this server.
+    pub fn approval_target(
+        mut self,
+        target: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.approval_target = Some(Arc::new(target));
+        self
+    }
+
     /// Builds the server; every registration problem is reported at once.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
@@ -343,6 +360,7 @@ impl ServerBuilder {
             shutdown: CancellationToken::new(),
             interest: Arc::new(crate::interest::Interest::new(self.interest)),
             observer: std::sync::OnceLock::new(),
+            approval_target: self.approval_target,
         };
         Ok(Server { inner: Arc::new(inner) })
     }

@@ -19,7 +19,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, anyhow};
 use mcp_client::{ClientError, Handlers};
-use mcp_types::{ErrorObject, ListRootsResult, MissingRequiredClientCapabilityData, Root, error::code};
+use mcp_types::elicitation::approval;
+use mcp_types::{
+    ElicitAction, ElicitRequestParams, ElicitResult, ErrorObject, ListRootsResult,
+    MissingRequiredClientCapabilityData, Root, error::code,
+};
 
 use console::Console;
 
@@ -40,6 +44,10 @@ pub(crate) struct InteractionArgs {
     /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
     #[arg(long, help_heading = INTERACTION)]
     pub(crate) progress: bool,
+    /// Approve, without asking, a tool the server (or gateway) wants a person's approval for
+    /// (its approval form); other questions are still asked on a terminal, or declined.
+    #[arg(long, help_heading = INTERACTION)]
+    pub(crate) yes: bool,
 }
 
 /// The `--help` heading of [`InteractionArgs`].
@@ -62,7 +70,17 @@ pub(crate) fn handlers(interaction: &InteractionArgs, server: &str) -> anyhow::R
             async move { Ok(roots) }
         });
     }
+    let yes = interaction.yes;
     if !enabled(interaction.interactive, interaction.no_input) {
+        if yes {
+            // Approval forms approved; any other question declined (nobody to ask).
+            handlers = handlers.on_elicit(false, |params| async move {
+                Ok(match &params {
+                    ElicitRequestParams::Form(form) if approval::is_approval(form) => approval::approve(),
+                    _ => ElicitResult::new(ElicitAction::Decline),
+                })
+            });
+        }
         return Ok(handlers);
     }
     let console = Console::start().context("cannot start the prompt thread")?;
@@ -71,6 +89,11 @@ pub(crate) fn handlers(interaction: &InteractionArgs, server: &str) -> anyhow::R
     handlers = handlers.on_elicit(true, move |params| {
         let (console, server) = (c.clone(), s.clone());
         async move {
+            if let ElicitRequestParams::Form(form) = &params {
+                if yes && approval::is_approval(form) {
+                    return Ok(approval::approve());
+                }
+            }
             match console.run(move |io| elicit::dialogue(io, &server, &params)).await {
                 Some(Ok(result)) => Ok(result),
                 Some(Err(why)) => Err(ErrorObject::invalid_params(why)),

@@ -122,3 +122,26 @@ fn two_replicas_with_one_key_serve_each_others_sessions() {
     let (code, _, body) = post(other.authority(), Some(&session), call);
     assert_eq!(code, 404, "another key: {body}");
 }
+
+/// `approve_tools`: the gateway asks before `echo` runs; in a pipe `mcpkit call` cannot ask a
+/// person, so without `--yes` the call is refused (and nothing runs), with `--yes` it is
+/// approved and runs.
+#[test]
+fn a_tool_that_needs_approval_runs_in_a_pipe_only_with_yes() {
+    let dir = Dir::new("approvals");
+    let config =
+        dir.write_config(&format!("[gateway]\napprove_tools = [\"echo\"]\n{}", stdio_upstream("demo", "")));
+    let gateway = gateway_support::gateway_http(&config);
+
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=unasked"]);
+    assert_ne!(code, 0, "refused without a way to ask: {out}");
+    assert!(err.contains("elicitation") || err.contains("ask you"), "the refusal says why: {err}");
+    assert!(!out.contains("unasked"), "{out}");
+
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=approved", "--yes"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("approved"), "{out}");
+    // A tool not named runs without a question, --yes or not.
+    let (code, _, err) = through_url(gateway.url(), &["call", "add", "--arg", "a=1", "--arg", "b=2"]);
+    assert_eq!(code, 0, "{err}");
+}

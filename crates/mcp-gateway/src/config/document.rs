@@ -20,7 +20,15 @@ pub(crate) struct Source<'a> {
 /// The top-level keys of the gateway's own TOML.
 const TOML_TOP_LEVEL: [&str; 4] = ["gateway", "servers", "mcpServers", "inputs"];
 /// The keys of the `gateway` table.
-const GATEWAY_KEYS: [&str; 4] = ["naming", "separator", "list_timeout_ms", "session_key_file"];
+const GATEWAY_KEYS: [&str; 7] = [
+    "naming",
+    "separator",
+    "list_timeout_ms",
+    "session_key_file",
+    "approve_destructive",
+    "approve_tools",
+    "approval_exempt",
+];
 
 /// Reads a whole configuration.
 pub(crate) fn read(
@@ -120,6 +128,15 @@ fn read_settings(f: &Fields<'_>, base_dir: Option<&Path>) -> Result<Settings, Co
         } else {
             path.to_path_buf()
         });
+    }
+    if let Some(destructive) = f.bool("approve_destructive")? {
+        settings.approvals.destructive = destructive;
+    }
+    for tool in f.string_array("approve_tools")? {
+        settings.approvals.tools.insert(tool.to_owned());
+    }
+    for subject in f.string_array("approval_exempt")? {
+        settings.approvals.exempt.insert(subject.to_owned());
     }
     Ok(settings)
 }

@@ -56,6 +56,10 @@ pub struct Settings {
     /// the configuration's folder): 32 bytes as 64 hex digits or base64url. Replicas with the
     /// same key serve each other's sessions. `None`: session ids are local to the process.
     pub session_key_file: Option<std::path::PathBuf>,
+    /// Which tool calls a person approves first (`approve_destructive`, default `true`;
+    /// `approve_tools`: downstream names; `approval_exempt`: token subjects never asked). Read
+    /// at start: a reload does not change it.
+    pub approvals: mcp_server::Approvals,
 }
 
 impl Settings {
@@ -72,6 +76,7 @@ impl Default for Settings {
             separator: Self::DEFAULT_SEPARATOR.to_owned(),
             list_timeout: Self::DEFAULT_LIST_TIMEOUT,
             session_key_file: None,
+            approvals: mcp_server::Approvals::destructive(),
         }
     }
 }

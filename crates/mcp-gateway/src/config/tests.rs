@@ -122,6 +122,7 @@ fn toml_full_example() {
             separator: ".".into(),
             list_timeout: Duration::from_millis(2500),
             session_key_file: None,
+            approvals: mcp_server::Approvals::destructive(),
         }
     );
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();

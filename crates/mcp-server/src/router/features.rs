@@ -129,9 +129,24 @@ impl Server {
             AskState::new("tools/call", params.name.clone(), answers.answers, answers.digest)
                 .carrying(answers.carried),
         );
+        let approvals = &self.inner.config.approvals;
+        let subject = ctx.principal.as_deref().and_then(|p| p.subject.as_deref());
+        let approval = (approvals.any() && approvals.needed(&entry.def, subject)).then(|| {
+            let target = self
+                .inner
+                .approval_target
+                .as_ref()
+                .and_then(|target| target(&params.name))
+                .unwrap_or_else(|| format!("server {:?}", self.inner.info.name));
+            super::approval::message(&params.name, &target, &arguments, &entry.def.input_schema)
+        });
         let call = ctx.call(asks.clone(), Some(arguments), None);
         let cancel = call.cancel.clone();
-        let outcome = run((entry.run)(call), asks.clone(), Some(self.inner.config.tool_timeout)).await;
+        let running = match approval {
+            Some(message) => super::approval::approved_run(&entry.run, call, params.name.clone(), message),
+            None => (entry.run)(call),
+        };
+        let outcome = run(running, asks.clone(), Some(self.inner.config.tool_timeout)).await;
         let result = match outcome {
             Run::Done(Ok(result)) => result,
             Run::Done(Err(Rejection::InvalidArguments(m))) => {

@@ -12,6 +12,7 @@
 //! error after dispatch, or a [`Refusal`]; what a refusal means to a transport (an HTTP
 //! status) is the transport's business.
 
+mod approval;
 mod features;
 mod finish;
 mod lifecycle;

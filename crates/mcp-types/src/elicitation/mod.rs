@@ -203,6 +203,7 @@ impl<'de> Deserialize<'de> for ElicitRequestParams {
     }
 }
 
+pub mod approval;
 mod schema;
 
 pub use schema::*;
