@@ -138,6 +138,7 @@ fn server_config(config: &GatewayConfig) -> ServerConfig {
     ServerConfig::default()
         .with_tool_timeout(longest.max(Duration::from_secs(60)) + Duration::from_secs(5))
         .with_approvals(config.settings.approvals.clone())
+        .with_rate_limit(config.settings.rate_limit)
 }
 
 impl Gateway {

@@ -51,6 +51,8 @@ fn what_the_parser_refuses_the_schema_refuses() {
         "[servers.x]\ncommand = \"a\"\nstart = \"later\"\n",
         "[servers.x]\ncommand = \"a\"\nbreaker_cooldown_ms = 0\n",
         "[servers.x]\ncommand = \"a\"\nbreaker_failures = -1\n",
+        "[gateway]\nrate_limit_per_minute = 0\n",
+        "[gateway]\napprove_destructive = \"yes\"\n",
         "[servers.\"bad name\"]\ncommand = \"a\"\n",
         "[server.x]\ncommand = \"a\"\n",
     ] {

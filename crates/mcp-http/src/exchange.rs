@@ -44,12 +44,14 @@ pub(crate) fn json_response(status: StatusCode, message: &Message) -> Response {
 }
 
 /// The HTTP status of a reply: `200` for an answer (an error after dispatch included), `404` for
-/// a method the modern wire does not serve, `400` for every other refusal — the one place the
+/// a method the modern wire does not serve, `429` for a rate-limited one, `400` for every other
+/// refusal — the one place the
 /// router's refusals become statuses (docs/DECISIONS.md, the stateless order).
 pub fn http_status(reply: &Reply) -> StatusCode {
     match reply.refusal {
         None => StatusCode::OK,
         Some(Refusal::UnknownMethod) => StatusCode::NOT_FOUND,
+        Some(Refusal::RateLimited) => StatusCode::TOO_MANY_REQUESTS,
         Some(_) => StatusCode::BAD_REQUEST,
     }
 }
@@ -60,11 +62,22 @@ pub(crate) fn answered(mut response: Response) -> Response {
     response
 }
 
-/// A reply as a JSON answer with its status.
+/// A reply as a JSON answer with its status (and, rate limited, `Retry-After` in whole seconds,
+/// rounded up, from the error's `data.retryAfterMs`).
 pub(crate) fn reply_response(reply: Reply) -> Response {
     let status = http_status(&reply);
+    let retry_after = match (&reply.refusal, &reply.response.result) {
+        (Some(Refusal::RateLimited), Err(error)) => {
+            error.data.as_ref().and_then(|d| d["retryAfterMs"].as_u64()).map(|ms| ms.div_ceil(1000).max(1))
+        }
+        _ => None,
+    };
     let mut response = (status, reply.to_vec()).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(seconds) = retry_after {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
     response
 }
 

@@ -182,3 +182,66 @@ async fn each_layer_reports_its_own_outcome_once() {
 
     task.abort();
 }
+
+/// `ServerConfig::rate_limit`: per caller × method × tool, listing included; beyond it a
+/// `-31000` with `retryAfterMs`, answered `429` with `Retry-After` — and told to the observer
+/// as the server's refusal, never as an HTTP one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_caller_over_its_rate_gets_429_with_retry_after() {
+    let config = mcp_server::ServerConfig::default()
+        .with_rate_limit(Some(mcp_server::RateLimit::new(2, std::time::Duration::from_secs(60))));
+    let server = Server::builder("limited", "1")
+        .tools(Tools::new().add("login", "Log in", login).add("fail", "Fails", fail))
+        .config(config)
+        .build()
+        .unwrap();
+    let recorder = Arc::new(Recorder::default());
+    server.observe(recorder.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+
+    for _ in 0..2 {
+        assert_eq!(call(addr, "fail", "{}").await.status, 200);
+    }
+    let limited = call(addr, "fail", "{}").await;
+    assert_eq!(limited.status, 429, "{}", limited.body);
+    let error = &limited.json()["error"];
+    assert_eq!(error["code"], mcp_types::code::RATE_LIMITED);
+    let wait = error["data"]["retryAfterMs"].as_u64().expect("retryAfterMs");
+    assert!(wait > 0 && wait <= 30_000, "{wait}");
+    let seconds: u64 = limited.header("retry-after").expect("Retry-After").parse().unwrap();
+    assert_eq!(seconds, wait.div_ceil(1000));
+    // Another tool, and listing, have buckets of their own; listing is limited too.
+    assert_eq!(call(addr, "login", r#"{"user":"a","password":"b"}"#).await.status, 200);
+    let list = format!(r#"{{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{{{META}}}}}"#);
+    let mut headers = HEADERS.to_vec();
+    headers.push(("mcp-method", "tools/list"));
+    let statuses: Vec<u16> = {
+        let mut all = Vec::new();
+        for _ in 0..3 {
+            all.push(roundtrip(ONE, addr, "POST", &headers, &list).await.status);
+        }
+        all
+    };
+    assert_eq!(statuses, [200, 200, 429]);
+    let seen = without_arguments(recorder.take());
+    let limited = seen
+        .iter()
+        .filter(|s| {
+            matches!(
+                s,
+                Seen::Request {
+                    outcome: Outcome::Error { code: mcp_types::code::RATE_LIMITED, refused: true },
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(limited, 2, "{seen:?}");
+    assert!(!seen.iter().any(|s| matches!(s, Seen::Refused { .. })), "never an HTTP refusal too: {seen:?}");
+    task.abort();
+}

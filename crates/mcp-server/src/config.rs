@@ -112,6 +112,8 @@ pub struct ServerConfig {
     pub versions: Vec<ProtocolVersion>,
     /// Which tool calls need a person's approval before they run (none by default).
     pub approvals: Approvals,
+    /// Requests allowed per caller × method × tool (none by default).
+    pub rate_limit: Option<crate::rate::RateLimit>,
 }
 
 impl ServerConfig {
@@ -175,6 +177,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_versions(mut self, versions: Vec<ProtocolVersion>) -> Self {
         self.versions = versions;
+        self
+    }
+
+    /// Sets [`rate_limit`](Self::rate_limit).
+    #[must_use]
+    pub fn with_rate_limit(mut self, rate_limit: Option<crate::rate::RateLimit>) -> Self {
+        self.rate_limit = rate_limit;
         self
     }
 
@@ -255,6 +264,7 @@ impl Default for ServerConfig {
             max_client_info_bytes: 64 * 1024,
             versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
             approvals: Approvals::default(),
+            rate_limit: None,
         }
     }
 }

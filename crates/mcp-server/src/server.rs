@@ -42,6 +42,8 @@ pub(crate) struct ServerInner {
     pub(crate) shutdown: CancellationToken,
     /// The resource URIs clients follow, counted when a hook wants them.
     pub(crate) interest: Arc<crate::interest::Interest>,
+    /// The rate limiter, when `ServerConfig::rate_limit` is set.
+    pub(crate) limiter: Option<crate::rate::Limiter>,
     /// Where a tool runs, as the approval form names it (`ServerBuilder::approval_target`).
     pub(crate) approval_target: Option<ApprovalTarget>,
     /// Told about every request (`Server::observe`); set at most once.
@@ -354,6 +356,7 @@ impl ServerBuilder {
             resources: ArcSwap::from_pointee(self.resources),
             completions: self.completions,
             list_meta: arc_swap::ArcSwapOption::empty(),
+            limiter: self.config.rate_limit.map(crate::rate::Limiter::new),
             config: self.config,
             key: self.key.unwrap_or_else(StateKey::random),
             context: Arc::new(context),

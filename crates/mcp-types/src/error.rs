@@ -32,6 +32,10 @@ pub mod code {
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
     /// URL-mode elicitation is required before the request can proceed (2025-11-25 only).
     pub const URL_ELICITATION_REQUIRED: i64 = -32042;
+    /// The caller sent this request too often (mcpkit's own, not the specification's; outside
+    /// JSON-RPC's reserved range): `data.retryAfterMs` says when to try again. Over HTTP it
+    /// comes with `429 Too Many Requests` and `Retry-After`.
+    pub const RATE_LIMITED: i64 = -31000;
 }
 
 wire_struct! {

@@ -20,7 +20,7 @@ pub(crate) struct Source<'a> {
 /// The top-level keys of the gateway's own TOML.
 const TOML_TOP_LEVEL: [&str; 4] = ["gateway", "servers", "mcpServers", "inputs"];
 /// The keys of the `gateway` table.
-const GATEWAY_KEYS: [&str; 7] = [
+const GATEWAY_KEYS: [&str; 9] = [
     "naming",
     "separator",
     "list_timeout_ms",
@@ -28,6 +28,8 @@ const GATEWAY_KEYS: [&str; 7] = [
     "approve_destructive",
     "approve_tools",
     "approval_exempt",
+    "rate_limit_per_minute",
+    "rate_limit_burst",
 ];
 
 /// Reads a whole configuration.
@@ -137,6 +139,22 @@ fn read_settings(f: &Fields<'_>, base_dir: Option<&Path>) -> Result<Settings, Co
     }
     for subject in f.string_array("approval_exempt")? {
         settings.approvals.exempt.insert(subject.to_owned());
+    }
+    let per_minute = f.uint("rate_limit_per_minute")?;
+    let burst = f.uint("rate_limit_burst")?;
+    match (per_minute, burst) {
+        (Some(0), _) => return Err(f.invalid("rate_limit_per_minute", "must be at least 1".to_owned())),
+        (_, Some(0)) => return Err(f.invalid("rate_limit_burst", "must be at least 1".to_owned())),
+        (None, Some(_)) => {
+            return Err(f.invalid("rate_limit_burst", "needs rate_limit_per_minute".to_owned()));
+        }
+        (Some(n), burst) => {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            let limit = mcp_server::RateLimit::new(n, std::time::Duration::from_secs(60));
+            settings.rate_limit =
+                Some(burst.map_or(limit, |b| limit.with_burst(u32::try_from(b).unwrap_or(u32::MAX))));
+        }
+        (None, None) => {}
     }
     Ok(settings)
 }

@@ -60,6 +60,9 @@ pub struct Settings {
     /// `approve_tools`: downstream names; `approval_exempt`: token subjects never asked). Read
     /// at start: a reload does not change it.
     pub approvals: mcp_server::Approvals,
+    /// Requests per caller × method × tool (`rate_limit_per_minute`, with `rate_limit_burst`,
+    /// default the same number); `None` (the default): unlimited. Read at start.
+    pub rate_limit: Option<mcp_server::RateLimit>,
 }
 
 impl Settings {
@@ -77,6 +80,7 @@ impl Default for Settings {
             list_timeout: Self::DEFAULT_LIST_TIMEOUT,
             session_key_file: None,
             approvals: mcp_server::Approvals::destructive(),
+            rate_limit: None,
         }
     }
 }

@@ -123,6 +123,7 @@ fn toml_full_example() {
             list_timeout: Duration::from_millis(2500),
             session_key_file: None,
             approvals: mcp_server::Approvals::destructive(),
+            rate_limit: None,
         }
     );
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();

@@ -5,8 +5,8 @@
 //! the breaker, another failure opens it again for another cooldown.
 //!
 //! An answer of any kind counts as the upstream being there: a result, a tool error
-//! (`isError`), a JSON-RPC error. Requests refused before they were sent (the upstream down, no
-//! slot free) count neither way. The request path costs one atomic load while the breaker is
+//! (`isError`), a JSON-RPC error — and so is a reconnection, which closes it. Requests refused
+//! before they were sent (the upstream down, no slot free) count neither way. The request path costs one atomic load while the breaker is
 //! closed and nothing failed; the lock is taken only on a failure and while it is open.
 
 use std::sync::Mutex;
@@ -180,6 +180,23 @@ impl Breaker {
         }
     }
 
+    /// Closes the breaker: the upstream was connected again, which is an answer too (it
+    /// listed what it offers).
+    pub(crate) fn reset(&self, upstream: &str) {
+        self.consecutive.store(0, Ordering::Relaxed);
+        if !self.open.load(Ordering::Acquire) {
+            return;
+        }
+        let mut opened = self.lock();
+        let was_open = opened.at.is_some();
+        *opened = Opened::default();
+        self.open.store(false, Ordering::Release);
+        drop(opened);
+        if was_open {
+            tracing::info!(upstream, "circuit breaker closed: the upstream is connected again");
+        }
+    }
+
     pub(crate) fn position(&self) -> Position {
         if !self.open.load(Ordering::Acquire) {
             return Position::Closed;
@@ -254,6 +271,17 @@ mod tests {
         assert_eq!(b.position(), Position::Open);
         assert_eq!(b.opens(), 2);
         assert!(b.admit("u", None).is_err());
+    }
+
+    #[test]
+    fn a_reconnection_closes_it() {
+        let b = Breaker::new(1, Duration::from_secs(60));
+        let a = b.admit("u", None).unwrap();
+        b.failed(a, "u");
+        assert_eq!(b.position(), Position::Open);
+        b.reset("u");
+        assert_eq!(b.position(), Position::Closed);
+        assert!(b.admit("u", None).is_ok());
     }
 
     #[test]

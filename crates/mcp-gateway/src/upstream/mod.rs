@@ -543,6 +543,7 @@ async fn supervise(up: Arc<Upstream>) {
                     client.close().await;
                     return;
                 }
+                up.breaker.reset(up.name());
                 up.set_state(UpstreamState::Ready, Some(client.clone()));
                 tracing::info!(upstream = up.name(), version = %client.protocol_version(), "upstream ready");
                 let why = watch_ready(&up, &client).await;

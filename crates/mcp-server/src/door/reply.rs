@@ -29,6 +29,9 @@ pub enum Refusal {
     NeedsHandshake,
     /// A request with this id is already in flight on the connection (`-32600`).
     DuplicateId,
+    /// The caller sent this request too often (`code::RATE_LIMITED`, with
+    /// `data.retryAfterMs`; `ServerConfig::rate_limit`).
+    RateLimited,
 }
 
 /// The server's reply to a request: the response, and the refusal it is, if it is one.

@@ -205,7 +205,10 @@ impl Server {
             .map(|observer| watch::Watch::new(self, observer, connection, &request, principal.as_ref()));
         let id = request.id.clone();
         let tool_error = watch.as_ref().map(|w| &w.tool_error);
-        let routed = self.route(connection, request, Carried { cancel, sink, principal, tool_error }).await;
+        let routed = match self.limited(&request, principal.as_deref()) {
+            Some(refused) => Err(refused),
+            None => self.route(connection, request, Carried { cancel, sink, principal, tool_error }).await,
+        };
         if let Some(watch) = watch {
             watch.finish(match &routed {
                 Ok(Some(_)) => crate::observe::Outcome::Success,
@@ -226,6 +229,35 @@ impl Server {
                 Some(Reply { response: Response::error(id, failure.error), refusal: failure.refusal })
             }
         }
+    }
+
+    /// The refusal of a request over its caller's rate limit (`ServerConfig::rate_limit`):
+    /// per caller (the token's subject, else `anonymous`) × method × tool or prompt (names the
+    /// server does not have are one `other`). `ping` is never limited.
+    fn limited(&self, request: &Classified, principal: Option<&Principal>) -> Option<Failure> {
+        let limiter = self.inner.limiter.as_ref()?;
+        if request.method == Ping::METHOD {
+            return None;
+        }
+        let method = crate::observe::method_label(&request.method);
+        let name = match &request.params {
+            Params::CallTool(p) => Some(p.name.as_str()).filter(|n| self.inner.tools.load().get(n).is_some()),
+            Params::GetPrompt(p) => {
+                Some(p.name.as_str()).filter(|n| self.inner.prompts.load().get(n).is_some())
+            }
+            _ => Some(""),
+        }
+        .unwrap_or("other");
+        let caller = principal.and_then(|p| p.subject.as_deref()).unwrap_or("anonymous");
+        let wait = limiter.take(caller, method, name).err()?;
+        let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+        let what = if name.is_empty() { method.to_owned() } else { format!("{method} {name}") };
+        let error = ErrorObject::new(
+            code::RATE_LIMITED,
+            format!("rate limited: too many {what} requests; try again in {millis} ms"),
+        )
+        .with_data(serde_json::json!({ "retryAfterMs": millis }));
+        Some(Failure::refused(error, Refusal::RateLimited))
     }
 
     /// Handles a notification from the client.
