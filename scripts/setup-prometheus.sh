@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Prometheus and promtool (Debian's `prometheus` package) for tests/metrics.rs, which
+# Installs Prometheus and promtool (Debian's `prometheus` package) for tests/observability.rs, which
 # has a real Prometheus scrape a running gateway. Nothing is started here: the test starts its
 # own Prometheus on a free loopback port and stops it. Skipped when both are already present.
 set -euo pipefail

@@ -37,7 +37,7 @@ echo "== fuzz targets compile"
 cargo check --manifest-path fuzz/Cargo.toml --locked --quiet
 echo "== interop SDK clients (official Python/TypeScript SDKs, into .cache/)"
 bash scripts/setup-interop.sh
-echo "== Prometheus and promtool (Debian's package, for tests/metrics.rs)"
+echo "== Prometheus and promtool (Debian's package, for tests/observability.rs)"
 bash scripts/setup-prometheus.sh
 echo "== tests"
 cargo test --workspace --locked

@@ -189,6 +189,13 @@ async fn forward<T: Send + 'static>(
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
     let mut options = RequestOptions::new().tag(downstream.clone());
+    // Traced: the upstream's span is a child of this request's (W3C Trace Context in `_meta`).
+    if let Some(parent) = call.traceparent() {
+        options = options.meta(mcp_types::trace::TRACEPARENT, parent.to_string().into());
+        if let Some(state) = call.meta().extra.get(mcp_types::trace::TRACESTATE) {
+            options = options.meta(mcp_types::trace::TRACESTATE, state.clone());
+        }
+    }
     let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
     if progress.is_requested() {
         options = options.reset_timeout_on_progress(true).on_progress(move |p| {

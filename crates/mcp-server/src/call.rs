@@ -43,9 +43,18 @@ pub struct Call {
     pub(crate) uri_variables: BTreeMap<String, String>,
     /// The authenticated caller, when the transport authenticated the request.
     pub(crate) principal: SharedPrincipal,
+    /// This request's span as the parent of what the handler sends on (when traced).
+    pub(crate) trace: Option<mcp_types::trace::TraceParent>,
 }
 
 impl Call {
+    /// The `traceparent` to send with requests this handler makes to other servers, so that
+    /// their spans are children of this request's: set when the server traces (an observer
+    /// with `Observer::traces`), `None` otherwise.
+    pub fn traceparent(&self) -> Option<mcp_types::trace::TraceParent> {
+        self.trace
+    }
+
     /// Sets the caching hint of this request's result (`ttlMs`, `cacheScope`; modern clients),
     /// instead of the server's [`CachePolicy`](crate::CachePolicy) — a handler passing on another
     /// server's result passes on its hint. Applies to `resources/read`.

@@ -47,6 +47,64 @@ pub trait Observer: Send + Sync + 'static {
     fn wants_arguments(&self) -> bool {
         false
     }
+
+    /// Whether requests get trace ids ([`Observed::span`]): the request's span id is then also
+    /// the parent the server's handlers pass on (`Call::traceparent`). `false` by default.
+    fn traces(&self) -> bool {
+        false
+    }
+}
+
+/// A request's span in its trace: the trace (the caller's, from `_meta.traceparent`, else a
+/// new one), this request's span id, and the caller's span it continues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SpanIds {
+    /// The trace.
+    pub trace_id: [u8; 16],
+    /// This request's span.
+    pub span_id: [u8; 8],
+    /// The caller's span, when the request carried a `traceparent`.
+    pub parent: Option<[u8; 8]>,
+    /// Sampled: the caller's flag, or `true` for a new trace.
+    pub sampled: bool,
+    /// The caller's `tracestate`, passed on as it came.
+    pub tracestate: Option<String>,
+}
+
+impl SpanIds {
+    /// A span continuing the request `meta` (its `traceparent` and `tracestate`), or starting
+    /// a trace of its own.
+    pub fn continuing(meta: &mcp_types::JsonObject) -> SpanIds {
+        let parent = mcp_types::trace::TraceParent::from_meta(meta);
+        let mut ids = [0u8; 24];
+        getrandom::fill(&mut ids).expect("the operating system's random number generator failed");
+        let mut span_id: [u8; 8] = ids[16..].try_into().unwrap_or([1; 8]);
+        if span_id == [0; 8] {
+            span_id[7] = 1;
+        }
+        let (trace_id, sampled) = match parent {
+            Some(p) => (p.trace_id, p.sampled),
+            None => {
+                let mut trace_id: [u8; 16] = ids[..16].try_into().unwrap_or([1; 16]);
+                if trace_id == [0; 16] {
+                    trace_id[15] = 1;
+                }
+                (trace_id, true)
+            }
+        };
+        let tracestate = meta.get(mcp_types::trace::TRACESTATE).and_then(|v| v.as_str()).map(str::to_owned);
+        SpanIds { trace_id, span_id, parent: parent.map(|p| p.span_id), sampled, tracestate }
+    }
+
+    /// The `traceparent` that makes this span the parent of what comes next.
+    pub fn traceparent(&self) -> mcp_types::trace::TraceParent {
+        mcp_types::trace::TraceParent {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            sampled: self.sampled,
+        }
+    }
 }
 
 /// How a request ended.
@@ -104,13 +162,25 @@ pub struct Observed<'a> {
     /// [wants them](Observer::wants_arguments), with every value its schema marks secret
     /// (`writeOnly: true`, `format: "password"`) replaced by `"[redacted]"`.
     pub arguments: Option<&'a mcp_types::JsonObject>,
+    /// Its span, for an observer that [traces](Observer::traces).
+    pub span: Option<&'a SpanIds>,
 }
 
 impl<'a> Observed<'a> {
     /// A request for `method` ([`method_label`]) that ended with `outcome` after `duration`;
     /// the other members start empty.
     pub fn new(id: &'a RequestId, method: &'static str, outcome: Outcome, duration: Duration) -> Self {
-        Observed { id, method, name: None, version: None, subject: None, outcome, duration, arguments: None }
+        Observed {
+            id,
+            method,
+            name: None,
+            version: None,
+            subject: None,
+            outcome,
+            duration,
+            arguments: None,
+            span: None,
+        }
     }
 }
 
@@ -180,6 +250,10 @@ impl Observer for Observers {
 
     fn wants_arguments(&self) -> bool {
         self.0.iter().any(|o| o.wants_arguments())
+    }
+
+    fn traces(&self) -> bool {
+        self.0.iter().any(|o| o.traces())
     }
 }
 

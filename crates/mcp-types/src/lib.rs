@@ -55,6 +55,7 @@ pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
+pub mod trace;
 pub mod unions;
 pub mod version;
 

@@ -150,6 +150,19 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Traced when the OTEL_* variables name an endpoint: one client span for the command, the
+    // parent of every request it sends (and so of the servers' spans).
+    let tracing = match mcp_trace::Tracing::from_env("mcpkit", "tcp") {
+        Ok(tracing) => tracing,
+        Err(e) => {
+            eprintln!("mcpkit: tracing: {e}");
+            None
+        }
+    };
+    let span = tracing.as_ref().map(|t| t.client_span(span_name(&command)));
+    if let Some(span) = &span {
+        crate::target::trace_requests(span.traceparent());
+    }
     let code = match runtime.block_on(dispatch(command)) {
         Ok(code) => code,
         // Whoever read stdout went away (`| head`): nothing more to say, and nothing went wrong.
@@ -166,7 +179,25 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
     // dropped, which kills the child they own; blocking work (a DNS lookup) is not waited for
     // beyond this.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    if let (Some(span), Some(tracing)) = (span, tracing) {
+        let failed = code != ExitCode::SUCCESS;
+        span.end(Vec::new(), failed.then(|| "the command failed".to_owned()));
+        tracing.shutdown();
+    }
     code
+}
+
+/// The client span's name: the method and tool of `call`, else the command.
+fn span_name(command: &ClientCommand) -> String {
+    match command {
+        ClientCommand::Call { tool, .. } => format!("tools/call {tool}"),
+        ClientCommand::Info { .. } => "mcpkit info".to_owned(),
+        ClientCommand::List { .. } => "mcpkit list".to_owned(),
+        ClientCommand::Read { .. } => "resources/read".to_owned(),
+        ClientCommand::Prompt { .. } => "prompts/get".to_owned(),
+        ClientCommand::Complete { .. } => "completion/complete".to_owned(),
+        ClientCommand::Listen { .. } => "subscriptions/listen".to_owned(),
+    }
 }
 
 /// The error and its causes on one line, made safe for the terminal (a server's error message

@@ -145,12 +145,19 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             .http
             .clone()
             .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()));
+        let mut tracing = None;
         if !args.check {
             // On by default, on loopback; `--metrics off` turns them off.
             let transport = if http.is_some() { "tcp" } else { "pipe" };
             let metrics = crate::metrics::gateway_metrics(&gateway, transport);
             let served = args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some();
-            crate::metrics::observe(&gateway.server(), served.then_some(&metrics), &args.log);
+            tracing = crate::metrics::tracing("mcpkit-gateway", transport);
+            crate::metrics::observe(
+                &gateway.server(),
+                served.then_some(&metrics),
+                tracing.as_ref(),
+                &args.log,
+            );
             if let Err(e) = args.metrics.start(&metrics, Some(crate::metrics::GATEWAY_DEFAULT)).await {
                 gateway.close().await;
                 return fail(e);
@@ -164,6 +171,10 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             serve_stdio(&gateway, &args).await
         };
         gateway.close().await;
+        if let Some(tracing) = tracing {
+            // Blocking: the batch exporter's thread sends what is left.
+            tokio::task::block_in_place(|| tracing.shutdown());
+        }
         code
     });
     // Upstream tasks still winding down are not waited for: their children are already reaped.

@@ -258,7 +258,23 @@ fn serve(args: ServeArgs) -> ExitCode {
         .metrics
         .address(None)
         .map(|_| mcp_metrics::Metrics::new(if args.http.is_some() { "tcp" } else { "pipe" }));
-    metrics::observe(&server, metrics.as_ref(), &args.log);
+    let tracing = runtime
+        .block_on(async { metrics::tracing("mcpkit", if args.http.is_some() { "tcp" } else { "pipe" }) });
+    metrics::observe(&server, metrics.as_ref(), tracing.as_ref(), &args.log);
+    let code = serve_on(args, server, metrics, runtime);
+    if let Some(tracing) = tracing {
+        tracing.shutdown();
+    }
+    code
+}
+
+/// `serve`, its observers set.
+fn serve_on(
+    args: ServeArgs,
+    server: mcp_server::Server,
+    metrics: Option<mcp_metrics::Metrics>,
+    runtime: tokio::runtime::Runtime,
+) -> ExitCode {
     if let Some(metrics) = &metrics {
         if let Err(e) = runtime.block_on(args.metrics.start(metrics, None)) {
             eprintln!("mcpkit: {e}");

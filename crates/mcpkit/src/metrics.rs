@@ -83,14 +83,19 @@ pub(crate) fn gateway_metrics(gateway: &mcp_gateway::Gateway, transport: &'stati
     })
 }
 
-/// Gives `server` its observers: the metrics (when served) and the request log (when asked).
+/// Gives `server` its observers: the metrics (when served), traces (when the OTEL_* variables
+/// name an endpoint) and the request log (when asked).
 pub(crate) fn observe(
     server: &mcp_server::Server,
     metrics: Option<&Metrics>,
+    tracing: Option<&mcp_trace::Tracing>,
     log: &crate::logging::ServerLogArgs,
 ) {
     use std::sync::Arc;
     let mut observers = mcp_server::observe::Observers::new();
+    if let Some(tracing) = tracing {
+        observers = observers.with(Arc::new(tracing.clone()));
+    }
     if let Some(metrics) = metrics {
         observers = observers.with(Arc::new(metrics.clone()));
     }
@@ -101,5 +106,17 @@ pub(crate) fn observe(
     }
     if !observers.is_empty() {
         server.observe(Arc::new(observers));
+    }
+}
+
+/// Traces for a server or gateway called `service`, when the OTEL_* variables name an OTLP
+/// endpoint (a mistake in them is reported, and tracing left off).
+pub(crate) fn tracing(service: &str, transport: &'static str) -> Option<mcp_trace::Tracing> {
+    match mcp_trace::Tracing::from_env(service, transport) {
+        Ok(tracing) => tracing,
+        Err(e) => {
+            eprintln!("mcpkit: tracing: {e}");
+            None
+        }
     }
 }

@@ -374,6 +374,9 @@ impl TargetArgs {
     pub(crate) async fn connect(&self, interaction: Option<&InteractionArgs>) -> anyhow::Result<Client> {
         let target = self.target()?;
         let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION"));
+        if let Some(parent) = TRACE.get().copied() {
+            builder = builder.trace_context(move || Some(parent));
+        }
         if let Some(version) = self.protocol_version {
             builder = builder.pin_version(version);
         }
@@ -425,6 +428,14 @@ impl TargetArgs {
             format!("server `{}`", self.command.join(" "))
         }
     }
+}
+
+/// The command's client span, the parent of every request it sends (`trace_requests`).
+static TRACE: std::sync::OnceLock<mcp_types::trace::TraceParent> = std::sync::OnceLock::new();
+
+/// Sends `parent` as the `traceparent` of every request this process makes from now on.
+pub(crate) fn trace_requests(parent: mcp_types::trace::TraceParent) {
+    let _ = TRACE.set(parent);
 }
 
 #[cfg(test)]

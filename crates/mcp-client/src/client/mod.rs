@@ -86,6 +86,18 @@ pub struct ClientBuilder {
     pub(crate) discover_on_connect: bool,
     pub(crate) list_limits: ListLimits,
     pub(crate) queue_limits: QueueLimits,
+    pub(crate) trace_context: Option<TraceContext>,
+}
+
+/// Where a client finds the trace context of the request it is about to send
+/// ([`ClientBuilder::trace_context`]).
+#[derive(Clone)]
+pub(crate) struct TraceContext(Arc<dyn Fn() -> Option<mcp_types::trace::TraceParent> + Send + Sync>);
+
+impl std::fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TraceContext(..)")
+    }
 }
 
 impl ClientBuilder {
@@ -106,6 +118,7 @@ impl ClientBuilder {
             discover_on_connect: true,
             list_limits: ListLimits::default(),
             queue_limits: QueueLimits::default(),
+            trace_context: None,
         }
     }
 
@@ -219,6 +232,18 @@ impl ClientBuilder {
     /// server's identity and capabilities (default true).
     pub fn discover_on_connect(mut self, yes: bool) -> Self {
         self.discover_on_connect = yes;
+        self
+    }
+
+    /// Propagates trace context: before each request, `current()` gives the span the request
+    /// belongs to (an application's current OpenTelemetry span, say), and its `traceparent` goes
+    /// in the request's `_meta` (W3C Trace Context, SEP-414), over every transport. A request
+    /// whose options or params already carry a `traceparent` keeps it.
+    pub fn trace_context(
+        mut self,
+        current: impl Fn() -> Option<mcp_types::trace::TraceParent> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace_context = Some(TraceContext(Arc::new(current)));
         self
     }
 }
@@ -581,13 +606,21 @@ impl Inner {
                 body
             })
         };
+        let traced = match &self.config.trace_context {
+            Some(current) if !options.meta.contains_key(mcp_types::trace::TRACEPARENT) => (current.0)(),
+            _ => None,
+        };
         let own_meta = params.contains_key("_meta")
+            || traced.is_some()
             || !options.meta.is_empty()
             || options.client_capabilities.is_some()
             || options.progress.is_some()
             || options.log_level.is_some();
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
+            if let Some(parent) = traced {
+                meta.extra.entry(mcp_types::trace::TRACEPARENT).or_insert_with(|| parent.to_string().into());
+            }
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
                 meta.client_capabilities =

@@ -70,6 +70,7 @@ impl Ctx<'_> {
             arguments,
             uri,
             uri_variables: BTreeMap::new(),
+            trace: self.trace,
             principal: self.principal.clone(),
         }
     }

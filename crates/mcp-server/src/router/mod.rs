@@ -97,6 +97,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) principal: SharedPrincipal,
     /// Where a tool's failure (`isError`) is noted for the observer, when there is one.
     pub(crate) tool_error: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The request's span as the parent of what its handler sends on (only when traced).
+    pub(crate) trace: Option<mcp_types::trace::TraceParent>,
 }
 
 impl Ctx<'_> {
@@ -132,6 +134,8 @@ struct Carried<'a> {
     principal: SharedPrincipal,
     /// Set when a `tools/call` result says `isError` (only when the request is observed).
     tool_error: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The request's span as the parent of what its handler sends on (only when traced).
+    trace: Option<mcp_types::trace::TraceParent>,
 }
 
 /// Methods a modern (2026-07-28) request may name.
@@ -205,9 +209,12 @@ impl Server {
             .map(|observer| watch::Watch::new(self, observer, connection, &request, principal.as_ref()));
         let id = request.id.clone();
         let tool_error = watch.as_ref().map(|w| &w.tool_error);
+        let trace = watch.as_ref().and_then(|w| w.span.as_ref()).map(crate::observe::SpanIds::traceparent);
         let routed = match self.limited(&request, principal.as_deref()) {
             Some(refused) => Err(refused),
-            None => self.route(connection, request, Carried { cancel, sink, principal, tool_error }).await,
+            None => {
+                self.route(connection, request, Carried { cancel, sink, principal, tool_error, trace }).await
+            }
         };
         if let Some(watch) = watch {
             watch.finish(match &routed {
@@ -327,7 +334,7 @@ impl Server {
         request: Classified,
         carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal, tool_error } = carried;
+        let Carried { cancel, sink, principal, tool_error, trace } = carried;
         let Classified { id, method, meta, params, .. } = request;
         let Some(requested) = meta.protocol_version.as_deref() else {
             return Err(Failure::refused(
@@ -369,6 +376,7 @@ impl Server {
             sink,
             principal,
             tool_error,
+            trace,
         };
         self.dispatch(&ctx, &method, params).await
     }
@@ -380,7 +388,7 @@ impl Server {
         request: Classified,
         carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal, tool_error } = carried;
+        let Carried { cancel, sink, principal, tool_error, trace } = carried;
         let Classified { id, method, meta, params, .. } = request;
         let served = match method.as_str() {
             Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
@@ -404,6 +412,7 @@ impl Server {
             sink,
             principal,
             tool_error,
+            trace,
         };
         match params {
             Params::SetLevel(params) => self.set_level(&ctx, params),

@@ -31,6 +31,8 @@ pub(crate) struct Watch {
     name: Name,
     version: Option<ProtocolVersion>,
     principal: Option<Arc<Principal>>,
+    /// The request's span, for an observer that traces.
+    pub(crate) span: Option<crate::observe::SpanIds>,
     /// The arguments, redacted, for an observer that wants them.
     arguments: Option<mcp_types::JsonObject>,
     started: Instant,
@@ -77,6 +79,7 @@ impl Watch {
         } else {
             None
         };
+        let span = observer.traces().then(|| crate::observe::SpanIds::continuing(&request.meta.extra));
         observer.started(method);
         Watch {
             observer: observer.clone(),
@@ -86,6 +89,7 @@ impl Watch {
             version,
             principal: principal.cloned(),
             arguments,
+            span,
             started: Instant::now(),
             tool_error: AtomicBool::new(false),
             told: false,
@@ -116,6 +120,7 @@ impl Watch {
         observed.version = self.version;
         observed.subject = self.principal.as_deref().and_then(|p| p.subject.as_deref());
         observed.arguments = self.arguments.as_ref();
+        observed.span = self.span.as_ref();
         self.observer.finished(&observed);
     }
 }

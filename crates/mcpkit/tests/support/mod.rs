@@ -20,7 +20,7 @@ pub(crate) fn command(args: &[&str]) -> Command {
         .env_remove("RUST_LOG")
         .env_remove("MCPKIT_CONFIG")
         // A gateway serves metrics on 127.0.0.1:9464 by default: tests listen on port 0 only
-        // (tests/metrics.rs asks for metrics on one).
+        // (tests/observability.rs asks for metrics on one).
         .env("MCPKIT_METRICS", "off")
         .env("MCPKIT_CREDENTIALS_DIR", credentials);
     command

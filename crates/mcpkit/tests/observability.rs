@@ -1,3 +1,8 @@
+//! Observability of the real binaries: traces, metrics and the request log.
+//!
+//! Traces: an OTLP/HTTP receiver in the test decodes what `mcpkit call`, `mcpkit gateway` and
+//! its `mcpkit serve --stdio` upstream export, and one trace links the three.
+//!
 //! `--metrics`: a real Prometheus (Debian's `prometheus`, installed by
 //! scripts/setup-prometheus.sh) scrapes a running `mcpkit gateway` in front of `mcpkit serve
 //! --stdio`, and the series are read back through Prometheus's HTTP API. The outcome label
@@ -242,4 +247,165 @@ fn the_request_log_is_one_json_line_per_request_and_never_shows_arguments_unaske
     });
     let arguments: serde_json::Value = serde_json::from_str(line["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(arguments, serde_json::json!({"text": "visible-2"}));
+}
+
+/// A span as the test's OTLP receiver decoded it.
+#[derive(Debug, Clone)]
+struct Received {
+    service: String,
+    trace_id: Vec<u8>,
+    span_id: Vec<u8>,
+    parent: Vec<u8>,
+    name: String,
+    kind: i32,
+    attributes: Vec<(String, String)>,
+}
+
+impl Received {
+    fn attribute(&self, key: &str) -> Option<&str> {
+        self.attributes.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// An OTLP/HTTP receiver on 127.0.0.1:0 (`POST /v1/traces`, protobuf), on a thread of its own;
+/// stopped when the test process ends its runtime.
+fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Received>>>) {
+    use opentelemetry_proto::tonic::collector::trace::v1::{
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+    };
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    use prost::Message;
+    let spans = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = spans.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let app = axum::Router::new().route(
+                "/v1/traces",
+                axum::routing::post(move |body: axum::body::Bytes| {
+                    let sink = sink.clone();
+                    async move {
+                        let request = ExportTraceServiceRequest::decode(body).expect("an OTLP protobuf");
+                        let mut spans = sink.lock().unwrap();
+                        for resource_spans in request.resource_spans {
+                            let service = resource_spans
+                                .resource
+                                .iter()
+                                .flat_map(|r| &r.attributes)
+                                .find(|a| a.key == "service.name")
+                                .and_then(|a| a.value.as_ref())
+                                .and_then(|v| match &v.value {
+                                    Some(Value::StringValue(s)) => Some(s.clone()),
+                                    _ => None,
+                                })
+                                .unwrap_or_default();
+                            for scope in resource_spans.scope_spans {
+                                for span in scope.spans {
+                                    let attributes = span
+                                        .attributes
+                                        .iter()
+                                        .map(|a| {
+                                            let value = match a.value.as_ref().and_then(|v| v.value.as_ref())
+                                            {
+                                                Some(Value::StringValue(s)) => s.clone(),
+                                                Some(other) => format!("{other:?}"),
+                                                None => String::new(),
+                                            };
+                                            (a.key.clone(), value)
+                                        })
+                                        .collect();
+                                    spans.push(Received {
+                                        service: service.clone(),
+                                        trace_id: span.trace_id,
+                                        span_id: span.span_id,
+                                        parent: span.parent_span_id,
+                                        name: span.name,
+                                        kind: span.kind,
+                                        attributes,
+                                    });
+                                }
+                            }
+                        }
+                        (
+                            [(axum::http::header::CONTENT_TYPE, "application/x-protobuf")],
+                            ExportTraceServiceResponse::default().encode_to_vec(),
+                        )
+                    }
+                }),
+            );
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, spans)
+}
+
+/// OpenTelemetry's span kinds as OTLP numbers them.
+const SERVER: i32 = 2;
+const CLIENT: i32 = 3;
+
+#[test]
+fn one_trace_links_the_client_the_gateway_and_the_upstream() {
+    let (endpoint, spans) = otlp_receiver();
+    let dir = Dir::new("traces");
+    // A stdio child gets a minimal environment: the upstream is told where traces go.
+    let upstream_env = format!(
+        "env = {{ OTEL_EXPORTER_OTLP_ENDPOINT = {:?}, OTEL_BSP_SCHEDULE_DELAY = \"100\", OTEL_SERVICE_NAME = \"upstream\" }}",
+        endpoint
+    );
+    let config = dir.write_config(&stdio_upstream("demo", &upstream_env));
+    let otel = |command: &mut Command, service: &str| {
+        command
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .env("OTEL_SERVICE_NAME", service);
+    };
+    let mut command =
+        support::command(&["gateway", "--config", config.to_str().unwrap(), "--http", "127.0.0.1:0"]);
+    otel(&mut command, "gateway");
+    let gateway = HttpGateway(ListeningProcess::start(command));
+
+    let mut call = support::command(&["call", "echo", "--arg", "text=traced", "--url", gateway.url()]);
+    otel(&mut call, "client");
+    let out = call.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let (client, gateway_span, upstream_span) =
+        eventually("the three spans of one trace", Duration::from_secs(60), || {
+            let spans = spans.lock().unwrap().clone();
+            let client = spans.iter().find(|s| s.service == "client" && s.kind == CLIENT);
+            let gateway_span = spans.iter().find(|s| {
+                s.service == "gateway"
+                    && s.kind == SERVER
+                    && s.name == "tools/call echo"
+                    && client.is_some_and(|c| s.parent == c.span_id)
+            });
+            let upstream_span = spans.iter().find(|s| {
+                s.service == "upstream"
+                    && s.kind == SERVER
+                    && gateway_span.is_some_and(|g| s.parent == g.span_id)
+            });
+            match (client, gateway_span, upstream_span) {
+                (Some(c), Some(g), Some(u)) => Ok((c.clone(), g.clone(), u.clone())),
+                _ => Err(format!("{spans:#?}")),
+            }
+        });
+    assert_eq!(client.name, "tools/call echo");
+    assert!(client.parent.is_empty(), "the client's span is the root");
+    assert_eq!(gateway_span.trace_id, client.trace_id);
+    assert_eq!(upstream_span.trace_id, client.trace_id);
+    assert_eq!(upstream_span.name, "tools/call echo");
+    for (span, transport) in [(&gateway_span, "tcp"), (&upstream_span, "pipe")] {
+        assert_eq!(span.attribute("mcp.method.name"), Some("tools/call"), "{span:?}");
+        assert_eq!(span.attribute("gen_ai.tool.name"), Some("echo"), "{span:?}");
+        assert_eq!(span.attribute("network.transport"), Some(transport), "{span:?}");
+        assert!(span.attribute("jsonrpc.request.id").is_some(), "{span:?}");
+        assert!(span.attribute("error.type").is_none(), "{span:?}");
+    }
+    // Never an argument value in a span.
+    let everything = format!("{:?}", spans.lock().unwrap());
+    assert!(!everything.contains("traced\""), "no argument in any span");
 }
