@@ -83,11 +83,15 @@ pub type UpstreamAuth =
 #[non_exhaustive]
 pub struct GatewayOptions {
     upstream_auth: Option<UpstreamAuth>,
+    policy: Option<Arc<dyn mcp_server::policy::Policy>>,
 }
 
 impl std::fmt::Debug for GatewayOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GatewayOptions").field("upstream_auth", &self.upstream_auth.is_some()).finish()
+        f.debug_struct("GatewayOptions")
+            .field("upstream_auth", &self.upstream_auth.is_some())
+            .field("policy", &self.policy.is_some())
+            .finish()
     }
 }
 
@@ -95,6 +99,14 @@ impl GatewayOptions {
     /// No options: upstreams get their configured headers only.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Decides who may see and use which of the gateway's tools, prompts and resources (its
+    /// downstream names; `mcp_server::policy`): every list is filtered and every use checked.
+    /// Set at start: a reload does not change it.
+    pub fn policy(mut self, policy: Arc<dyn mcp_server::policy::Policy>) -> Self {
+        self.policy = Some(policy);
+        self
     }
 
     /// Authorizes HTTP upstreams with what `auth` gives each (see [`UpstreamAuth`]): a `401`
@@ -177,9 +189,13 @@ impl Gateway {
             .serve_tools(true)
             .serve_prompts(true)
             .serve_resources(true)
-            .config(server_config(&config))
-            .build()
-            .map_err(|e| GatewayError::Server(e.to_string()))?;
+            .config(server_config(&config));
+        let server = match &options.policy {
+            Some(policy) => server.policy(policy.clone()),
+            None => server,
+        }
+        .build()
+        .map_err(|e| GatewayError::Server(e.to_string()))?;
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
         let events = Events { changed: Arc::new(Notify::new()), updates };
         let upstreams: Vec<Arc<Upstream>> = config

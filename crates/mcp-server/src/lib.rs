@@ -47,6 +47,7 @@ mod handler;
 mod interest;
 pub mod observe;
 mod peer;
+pub mod policy;
 mod principal;
 mod prompts;
 mod rate;

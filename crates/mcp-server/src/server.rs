@@ -42,6 +42,8 @@ pub(crate) struct ServerInner {
     pub(crate) shutdown: CancellationToken,
     /// The resource URIs clients follow, counted when a hook wants them.
     pub(crate) interest: Arc<crate::interest::Interest>,
+    /// Who may see and use what (`ServerBuilder::policy`).
+    pub(crate) policy: Option<Arc<dyn crate::policy::Policy>>,
     /// The rate limiter, when `ServerConfig::rate_limit` is set.
     pub(crate) limiter: Option<crate::rate::Limiter>,
     /// Where a tool runs, as the approval form names it (`ServerBuilder::approval_target`).
@@ -121,6 +123,7 @@ impl Server {
             serve: [None; 3],
             interest: None,
             approval_target: None,
+            policy: None,
         }
     }
 
@@ -234,6 +237,7 @@ pub struct ServerBuilder {
     serve: [Option<bool>; 3],
     interest: Option<crate::interest::InterestHook>,
     approval_target: Option<ApprovalTarget>,
+    policy: Option<Arc<dyn crate::policy::Policy>>,
 }
 
 /// Names where a tool runs, for the approval form (`ServerBuilder::approval_target`).
@@ -334,6 +338,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Decides who may see and use which tools, prompts and resources (`crate::policy`): every
+    /// list is filtered by it and every use checked, a hidden item refused as an unknown one.
+    pub fn policy(mut self, policy: Arc<dyn crate::policy::Policy>) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
     /// Builds the server; every registration problem is reported at once.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
@@ -364,6 +375,7 @@ impl ServerBuilder {
             interest: Arc::new(crate::interest::Interest::new(self.interest)),
             observer: std::sync::OnceLock::new(),
             approval_target: self.approval_target,
+            policy: self.policy,
         };
         Ok(Server { inner: Arc::new(inner) })
     }

@@ -72,6 +72,12 @@ impl GatewayArgs {
     }
 }
 
+/// The policy rules of `file` (trusted: refused when every user may write it).
+pub(crate) fn load_policy(file: &std::path::Path) -> Result<mcp_policy::RulePolicy, String> {
+    let text = config::trust::read_trusted(file, config::trust::Holds::Settings)?;
+    text.parse::<mcp_policy::RulePolicy>().map_err(|e| format!("{}: {e}", file.display()))
+}
+
 /// `mcpkit gateway check CONFIG`.
 fn validate(file: &std::path::Path) -> ExitCode {
     let config = match config::load(file) {
@@ -82,6 +88,12 @@ fn validate(file: &std::path::Path) -> ExitCode {
         let read = config::trust::read_trusted(key, config::trust::Holds::Secret);
         if let Err(e) = read.and_then(|t| mcp_http::SessionKey::parse(&t).map(|_| ())) {
             return fail(format!("session_key_file {}: {e}", key.display()));
+        }
+    }
+    if let Some(policy) = &config.settings.policy_file {
+        match load_policy(policy) {
+            Ok(policy) => println!("policy: {} rule(s)", policy.len()),
+            Err(e) => return fail(format!("policy_file {e}")),
         }
     }
     println!("{}: {} upstream(s)", file.display(), config.upstreams.len());
@@ -129,6 +141,13 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             },
             None => None,
         };
+        let policy = match &config.settings.policy_file {
+            Some(file) => match load_policy(file) {
+                Ok(policy) => Some(policy),
+                Err(e) => return fail(format!("policy_file {e}")),
+            },
+            None => None,
+        };
         // HTTP upstreams use what `mcpkit login` stored (refreshed as it expires).
         let options =
             mcp_gateway::GatewayOptions::new().upstream_auth(|upstream| match &upstream.transport {
@@ -137,6 +156,10 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                 }
                 config::Transport::Stdio { .. } => None,
             });
+        let options = match policy {
+            Some(policy) => options.policy(std::sync::Arc::new(policy)),
+            None => options,
+        };
         let gateway = match Gateway::start_with(config, options).await {
             Ok(gateway) => gateway,
             Err(e) => return fail(e),

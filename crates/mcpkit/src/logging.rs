@@ -98,6 +98,10 @@ pub(crate) fn init_server(verbose: u8, log: &ServerLogArgs) {
         _ => "trace",
     };
     let mut filter = from_env().unwrap_or_else(|| EnvFilter::new(level));
+    // The audit log (refusals by policy) is always written.
+    if let Ok(directive) = format!("{}=info", mcp_server::policy::AUDIT_TARGET).parse() {
+        filter = filter.add_directive(directive);
+    }
     if log.requests() {
         let directive = format!("{}=info", mcp_server::observe::REQUEST_LOG_TARGET);
         if let Ok(directive) = directive.parse() {

@@ -145,3 +145,65 @@ fn a_tool_that_needs_approval_runs_in_a_pipe_only_with_yes() {
     let (code, _, err) = through_url(gateway.url(), &["call", "add", "--arg", "a=1", "--arg", "b=2"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `policy_file`: CEL rules hide a tool from the list and refuse it as unknown, refuse a
+/// visible tool for an argument value, and write each refusal to the audit log.
+#[test]
+fn policy_rules_filter_lists_and_refuse_calls() {
+    let dir = Dir::new("policy");
+    std::fs::write(
+        dir.path().join("policy.toml"),
+        r#"
+default = "allow"
+
+[[rule]]
+id = "no-fail"
+effect = "forbid"
+when = 'item.kind == "tool" && item.name == "fail"'
+
+[[rule]]
+id = "no-secrets"
+effect = "forbid"
+when = 'action == "tools/call" && item.name == "echo" && has(context.arguments.text) && context.arguments.text.contains("secret")'
+"#,
+    )
+    .unwrap();
+    let config = dir
+        .write_config(&format!("[gateway]\npolicy_file = \"policy.toml\"\n{}", stdio_upstream("demo", "")));
+    let (code, out, err) = support::run(&["gateway", "check", config.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("policy: 2 rule(s)"), "{out}");
+    let gateway = gateway_support::gateway_http(&config);
+
+    let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    let names = gateway_support::tool_names(&json(&out));
+    assert!(names.iter().any(|n| n == "echo") && !names.iter().any(|n| n == "fail"), "{names:?}");
+
+    let (code, _, err) = through_url(gateway.url(), &["call", "fail"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Unknown tool: fail"), "a hidden tool is an unknown one: {err}");
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=top secret"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("not allowed by policy"), "{err}");
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=hello"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("hello"), "{out}");
+
+    let audit = gateway_support::eventually("the audit log", std::time::Duration::from_secs(10), || {
+        let stderr = gateway.stderr();
+        if stderr.contains("no-secrets") { Ok(stderr) } else { Err(stderr) }
+    });
+    assert!(audit.contains("refused by policy") && audit.contains("no-fail"), "{audit}");
+    assert!(!audit.contains("top secret"), "the audit log never shows arguments: {audit}");
+
+    // Rules that do not compile are refused by `check`, naming the rule.
+    std::fs::write(
+        dir.path().join("policy.toml"),
+        "[[rule]]\nid = \"bad\"\neffect = \"forbid\"\nwhen = 'item.name =='\n",
+    )
+    .unwrap();
+    let (code, _, err) = support::run(&["gateway", "check", config.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"bad\"") && err.contains("does not compile"), "{err}");
+}

@@ -20,7 +20,7 @@ pub(crate) struct Source<'a> {
 /// The top-level keys of the gateway's own TOML.
 const TOML_TOP_LEVEL: [&str; 4] = ["gateway", "servers", "mcpServers", "inputs"];
 /// The keys of the `gateway` table.
-const GATEWAY_KEYS: [&str; 9] = [
+const GATEWAY_KEYS: [&str; 10] = [
     "naming",
     "separator",
     "list_timeout_ms",
@@ -30,6 +30,7 @@ const GATEWAY_KEYS: [&str; 9] = [
     "approval_exempt",
     "rate_limit_per_minute",
     "rate_limit_burst",
+    "policy_file",
 ];
 
 /// Reads a whole configuration.
@@ -139,6 +140,17 @@ fn read_settings(f: &Fields<'_>, base_dir: Option<&Path>) -> Result<Settings, Co
     }
     for subject in f.string_array("approval_exempt")? {
         settings.approvals.exempt.insert(subject.to_owned());
+    }
+    if let Some(file) = f.string("policy_file")? {
+        if file.is_empty() {
+            return Err(f.invalid("policy_file", "must not be empty".to_owned()));
+        }
+        let path = std::path::Path::new(file);
+        settings.policy_file = Some(if path.is_relative() {
+            base_dir.map_or_else(|| path.to_path_buf(), |d| d.join(path))
+        } else {
+            path.to_path_buf()
+        });
     }
     let per_minute = f.uint("rate_limit_per_minute")?;
     let burst = f.uint("rate_limit_burst")?;

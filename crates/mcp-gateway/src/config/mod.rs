@@ -63,6 +63,11 @@ pub struct Settings {
     /// Requests per caller × method × tool (`rate_limit_per_minute`, with `rate_limit_burst`,
     /// default the same number); `None` (the default): unlimited. Read at start.
     pub rate_limit: Option<mcp_server::RateLimit>,
+    /// A policy rules file (`policy_file`: CEL rules in TOML, relative to the configuration's
+    /// folder): who may see and use which tools, prompts and resources. Read by whoever starts
+    /// the gateway (`mcpkit gateway` parses it and passes it as `GatewayOptions::policy`); read
+    /// at start.
+    pub policy_file: Option<std::path::PathBuf>,
 }
 
 impl Settings {
@@ -81,6 +86,7 @@ impl Default for Settings {
             session_key_file: None,
             approvals: mcp_server::Approvals::destructive(),
             rate_limit: None,
+            policy_file: None,
         }
     }
 }

@@ -124,6 +124,7 @@ fn toml_full_example() {
             session_key_file: None,
             approvals: mcp_server::Approvals::destructive(),
             rate_limit: None,
+            policy_file: None,
         }
     );
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();

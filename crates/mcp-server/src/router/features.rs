@@ -19,6 +19,7 @@ use super::{Ctx, Failure, Routed, resource_not_found};
 use crate::call::{AskState, Call};
 use crate::completion::CompletionRequest;
 use crate::extract::Rejection;
+use crate::policy::{Decision, Item, Question};
 use crate::prompts::PromptFailure;
 use crate::resources::ReadFailure;
 use crate::server::Server;
@@ -93,8 +94,17 @@ fn internal(message: impl Into<String>) -> Failure {
 impl Server {
     pub(super) fn list_tools(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.tools.load();
-        let (tools, next_cursor) =
-            page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
+        let shown: Vec<Arc<crate::tools::ToolEntry>>;
+        let entries = match &self.inner.policy {
+            None => &table.entries[..],
+            Some(_) => {
+                shown =
+                    table.entries.iter().filter(|e| self.visible(ctx, Item::Tool(&e.def))).cloned().collect();
+                self.audit_hidden(ctx, "tools/list", table.entries.len() - shown.len());
+                &shown[..]
+            }
+        };
+        let (tools, next_cursor) = page(entries, params.cursor.as_deref(), self.inner.config.page_size)?;
         let rest = ListToolsResult { next_cursor, ..Default::default() };
         let mut result = ToolsPage { tools, rest };
         ctx.list_cache(&mut result);
@@ -105,13 +115,13 @@ impl Server {
         // The entry is shared with the table (an `Arc`), never cloned: its definition, schemas
         // and handler stay where registration put them.
         let entry = self.inner.tools.load().get(&params.name).cloned();
+        let unknown =
+            || Failure::after_dispatch(ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)));
         let Some(entry) = entry else {
-            return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
-                "Unknown tool: {}",
-                params.name
-            ))));
+            return Err(unknown());
         };
         let arguments = params.arguments.unwrap_or_default();
+        self.permitted(ctx, Item::Tool(&entry.def), Some(&arguments), unknown)?;
         let answers = self.answers(
             ctx,
             "tools/call",
@@ -185,9 +195,23 @@ impl Server {
 
     pub(super) fn list_resources(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.resources.load();
-        let (entries, next_cursor) =
-            page(&table.statics, params.cursor.as_deref(), self.inner.config.page_size)?;
-        let resources = entries.iter().map(|e| e.def.clone()).collect();
+        let visible = |e: &&crate::resources::StaticEntry| {
+            self.visible(ctx, Item::Resource { uri: &e.def.uri, def: Some(&e.def) })
+        };
+        let shown: Vec<&crate::resources::StaticEntry>;
+        let (resources, next_cursor) = match &self.inner.policy {
+            None => {
+                let (entries, next) =
+                    page(&table.statics, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+            Some(_) => {
+                shown = table.statics.iter().filter(visible).collect();
+                self.audit_hidden(ctx, "resources/list", table.statics.len() - shown.len());
+                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+        };
         let mut result = ListResourcesResult { resources, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
@@ -195,9 +219,21 @@ impl Server {
 
     pub(super) fn list_templates(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.resources.load();
-        let (entries, next_cursor) =
-            page(&table.templates, params.cursor.as_deref(), self.inner.config.page_size)?;
-        let resource_templates = entries.iter().map(|e| e.def.clone()).collect();
+        let shown: Vec<&crate::resources::TemplateEntry>;
+        let (resource_templates, next_cursor) = match &self.inner.policy {
+            None => {
+                let (entries, next) =
+                    page(&table.templates, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+            Some(_) => {
+                shown =
+                    table.templates.iter().filter(|e| self.visible(ctx, Item::Template(&e.def))).collect();
+                self.audit_hidden(ctx, "resources/templates/list", table.templates.len() - shown.len());
+                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+        };
         let mut result =
             ListResourceTemplatesResult { resource_templates, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
@@ -205,10 +241,17 @@ impl Server {
     }
 
     pub(super) async fn read_resource(&self, ctx: &Ctx<'_>, params: ReadResourceRequestParams) -> Routed {
-        let resolved = self.inner.resources.load().resolve(&params.uri);
+        let table = self.inner.resources.load();
+        let resolved = table.resolve(&params.uri);
         let Some((handler, variables)) = resolved else {
             return Err(resource_not_found(ctx, &params.uri));
         };
+        if self.inner.policy.is_some() {
+            let def = table.index.get(&params.uri).map(|&i| &table.statics[i].def);
+            let item = Item::Resource { uri: &params.uri, def };
+            self.permitted(ctx, item, None, || resource_not_found(ctx, &params.uri))?;
+        }
+        drop(table);
         let answers = self.answers(
             ctx,
             "resources/read",
@@ -251,9 +294,20 @@ impl Server {
 
     pub(super) fn list_prompts(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.prompts.load();
-        let (entries, next_cursor) =
-            page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
-        let prompts = entries.iter().map(|e| e.def.clone()).collect();
+        let shown: Vec<&Arc<crate::prompts::PromptEntry>>;
+        let (prompts, next_cursor) = match &self.inner.policy {
+            None => {
+                let (entries, next) =
+                    page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+            Some(_) => {
+                shown = table.entries.iter().filter(|e| self.visible(ctx, Item::Prompt(&e.def))).collect();
+                self.audit_hidden(ctx, "prompts/list", table.entries.len() - shown.len());
+                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
+                (entries.iter().map(|e| e.def.clone()).collect(), next)
+            }
+        };
         let mut result = ListPromptsResult { prompts, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
@@ -261,13 +315,18 @@ impl Server {
 
     pub(super) async fn get_prompt(&self, ctx: &Ctx<'_>, params: GetPromptRequestParams) -> Routed {
         let entry = self.inner.prompts.load().get(&params.name).cloned();
+        let unknown = || {
+            Failure::after_dispatch(ErrorObject::invalid_params(format!("Unknown prompt: {}", params.name)))
+        };
         let Some(entry) = entry else {
-            return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
-                "Unknown prompt: {}",
-                params.name
-            ))));
+            return Err(unknown());
         };
         let given = params.arguments.unwrap_or_default();
+        if self.inner.policy.is_some() {
+            let shown: JsonObject =
+                given.iter().map(|(k, v)| (k.clone(), JsonValue::String(v.clone()))).collect();
+            self.permitted(ctx, Item::Prompt(&entry.def), Some(&shown), unknown)?;
+        }
         for argument in entry.def.arguments.iter().flatten() {
             if argument.required == Some(true) && !given.contains_key(&argument.name) {
                 return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
@@ -308,15 +367,31 @@ impl Server {
         let completions = &self.inner.completions;
         let handler = match &params.reference {
             CompletionReference::Prompt(p) => {
-                if self.inner.prompts.load().get(&p.name).is_none() {
-                    return Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                let unknown = || {
+                    Failure::after_dispatch(ErrorObject::invalid_params(format!(
                         "Unknown prompt: {}",
                         p.name
-                    ))));
-                }
+                    )))
+                };
+                let Some(entry) = self.inner.prompts.load().get(&p.name).cloned() else {
+                    return Err(unknown());
+                };
+                self.permitted(ctx, Item::Prompt(&entry.def), None, unknown)?;
                 completions.prompts.get(&(p.name.clone(), params.argument.name.clone())).cloned()
             }
             CompletionReference::ResourceTemplate(t) => {
+                if self.inner.policy.is_some() {
+                    let table = self.inner.resources.load();
+                    if let Some(entry) = table.templates.iter().find(|e| e.def.uri_template == t.uri) {
+                        let unknown = || {
+                            Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                                "Unknown resource template: {}",
+                                t.uri
+                            )))
+                        };
+                        self.permitted(ctx, Item::Template(&entry.def), None, unknown)?;
+                    }
+                }
                 completions.templates.get(&(t.uri.clone(), params.argument.name.clone())).cloned()
             }
             // `Unknown`, and any reference kind a later mcp-types knows but this server does not.
@@ -351,5 +426,62 @@ impl Server {
             (None, None) => Vec::new(),
         };
         ctx.finish(CompleteResult { completion: Completion::from_matches(values), ..Default::default() })
+    }
+}
+
+/// The policy's view of a request (`crate::policy`).
+impl Server {
+    /// Whether the caller of `ctx` may see `item` (always, without a policy).
+    fn visible(&self, ctx: &Ctx<'_>, item: Item<'_>) -> bool {
+        match &self.inner.policy {
+            None => true,
+            Some(policy) => {
+                let question = Question { principal: ctx.principal.as_deref(), item, arguments: None };
+                policy.decide(&question) == Decision::Allow
+            }
+        }
+    }
+
+    /// Whether the caller of `ctx` may use `item` with `arguments`: `Err` with the refusal when
+    /// not — the unknown item's (`unknown`) when the caller may not even see it, an error
+    /// saying the policy refused it otherwise. Every refusal goes to the audit log.
+    fn permitted(
+        &self,
+        ctx: &Ctx<'_>,
+        item: Item<'_>,
+        arguments: Option<&JsonObject>,
+        unknown: impl FnOnce() -> Failure,
+    ) -> Result<(), Failure> {
+        let Some(policy) = &self.inner.policy else { return Ok(()) };
+        let principal = ctx.principal.as_deref();
+        let rules = match policy.decide(&Question { principal, item, arguments }) {
+            Decision::Allow => return Ok(()),
+            Decision::Deny(rules) => rules,
+        };
+        crate::policy::audit(principal, item.action(), item.name(), &rules);
+        let seen = arguments.is_some()
+            && policy.decide(&Question { principal, item, arguments: None }) == Decision::Allow;
+        if seen {
+            Err(Failure::after_dispatch(ErrorObject::invalid_params(format!(
+                "{} {:?}: this use is not allowed by policy",
+                item.action(),
+                item.name()
+            ))))
+        } else {
+            Err(unknown())
+        }
+    }
+
+    /// Writes to the audit log how many items a list left out.
+    fn audit_hidden(&self, ctx: &Ctx<'_>, method: &str, hidden: usize) {
+        if hidden > 0 {
+            tracing::info!(
+                target: crate::policy::AUDIT_TARGET,
+                subject = ctx.principal.as_deref().and_then(|p| p.subject.as_deref()).unwrap_or("anonymous"),
+                method,
+                hidden,
+                "items hidden by policy"
+            );
+        }
     }
 }

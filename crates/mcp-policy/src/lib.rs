@@ -1,0 +1,313 @@
+//! Policies for mcpkit servers and gateways — who may see and use which tools, prompts and
+//! resources — as rules written in CEL, the Common Expression Language.
+//!
+//! [`RulePolicy`] is an [`mcp_server::policy::Policy`]: give it to a server with
+//! `ServerBuilder::policy`. It reads a TOML file of rules:
+//!
+//! ```toml
+//! default = "allow"            # what no rule decides: "allow" or "deny" (the default)
+//!
+//! [[rule]]
+//! id = "destructive-needs-admin"
+//! effect = "forbid"
+//! when = 'item.kind == "tool" && item.annotations.destructiveHint == true && !("admin" in principal.scopes)'
+//!
+//! [[rule]]
+//! id = "no-root"
+//! effect = "forbid"
+//! when = 'has(context.arguments.path) && context.arguments.path.startsWith("/root")'
+//! ```
+//!
+//! A `forbid` rule that matches denies, whatever else matches; otherwise a `permit` rule that
+//! matches allows; otherwise `default` decides. A rule whose expression fails to evaluate (a
+//! missing member without `has()`, a type mismatch) does not match, and the failure is logged.
+//!
+//! What an expression sees:
+//!
+//! - `principal` — `subject` (`"anonymous"` without a token), `authenticated`, `scopes` (a
+//!   list), `client_id` and `issuer` (empty strings when absent);
+//! - `action` — `"tools/call"`, `"prompts/get"` or `"resources/read"`: the use (a list shows
+//!   what the caller may use);
+//! - `item` — `kind` (`tool`, `prompt`, `resource`, `template`), `name` (a URI or URI template
+//!   for resources), and for a tool its `annotations` (`readOnlyHint`, `destructiveHint`,
+//!   `idempotentHint`, `openWorldHint`, `title`: those the server declares), for a listed
+//!   resource its `uri`, `mimeType`;
+//! - `context` — `arguments`, a use's arguments; absent when deciding what a list shows, so
+//!   test `has(context.arguments)` (or a member of it) first.
+
+use std::str::FromStr;
+
+use cel_interpreter::{Context, Program, Value as Cel};
+use mcp_server::Principal;
+use mcp_server::policy::{Decision, Item, Policy, Question};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// A rule's effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Allows, unless a `forbid` matches.
+    Permit,
+    /// Denies.
+    Forbid,
+}
+
+/// What no rule decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Default {
+    /// Allowed.
+    Allow,
+    /// Denied (the default).
+    #[default]
+    Deny,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleText {
+    id: String,
+    effect: Effect,
+    when: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileText {
+    #[serde(default)]
+    default: Default,
+    #[serde(default, rename = "rule")]
+    rules: Vec<RuleText>,
+}
+
+struct Rule {
+    id: String,
+    effect: Effect,
+    program: Program,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule").field("id", &self.id).field("effect", &self.effect).finish_non_exhaustive()
+    }
+}
+
+/// A set of CEL rules.
+#[derive(Debug)]
+pub struct RulePolicy {
+    default: Default,
+    rules: Vec<Rule>,
+}
+
+/// A rules file that does not parse, or a rule that does not compile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError(pub String);
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+impl FromStr for RulePolicy {
+    type Err = PolicyError;
+
+    /// Reads the TOML rules file (see the crate documentation): every rule's expression is
+    /// compiled now, so a mistake is reported with its rule before anything is served.
+    fn from_str(text: &str) -> Result<Self, PolicyError> {
+        let file: FileText =
+            toml::from_str(text).map_err(|e| PolicyError(format!("the rules do not parse: {e}")))?;
+        let mut seen = std::collections::BTreeSet::new();
+        let rules = file
+            .rules
+            .into_iter()
+            .map(|rule| {
+                if !seen.insert(rule.id.clone()) {
+                    return Err(PolicyError(format!("rule {:?} is defined twice", rule.id)));
+                }
+                let program = compile(&rule.when)
+                    .map_err(|e| PolicyError(format!("rule {:?}: `when` does not compile: {e}", rule.id)))?;
+                Ok(Rule { id: rule.id, effect: rule.effect, program })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RulePolicy { default: file.default, rules })
+    }
+}
+
+/// Compiles a CEL expression. The parser panics on some malformed input instead of returning
+/// an error; that panic is caught here and reported as the error it is.
+fn compile(expression: &str) -> Result<Program, String> {
+    match std::panic::catch_unwind(|| Program::compile(expression)) {
+        Ok(compiled) => compiled.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("{expression:?} is not a CEL expression")),
+    }
+}
+
+impl RulePolicy {
+    /// How many rules it holds.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether it holds none (then `default` decides everything).
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+}
+
+/// JSON as a CEL value: numbers as integers when whole, `null`s kept as CEL `null`.
+fn principal_of(principal: Option<&Principal>) -> Value {
+    json!({
+        "subject": principal.and_then(|p| p.subject.as_deref()).unwrap_or("anonymous"),
+        "authenticated": principal.is_some(),
+        "scopes": principal.map(|p| p.scopes.clone()).unwrap_or_default(),
+        "client_id": principal.and_then(|p| p.client_id.as_deref()).unwrap_or_default(),
+        "issuer": principal.and_then(|p| p.issuer.as_deref()).unwrap_or_default(),
+    })
+}
+
+fn item_of(item: &Item<'_>) -> Value {
+    match item {
+        Item::Tool(tool) => {
+            let annotations = tool
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok())
+                .unwrap_or_else(|| json!({}));
+            json!({ "kind": "tool", "name": tool.name, "annotations": annotations })
+        }
+        Item::Prompt(prompt) => json!({ "kind": "prompt", "name": prompt.name }),
+        Item::Resource { uri, def } => {
+            let mut value = json!({ "kind": "resource", "name": uri, "uri": uri });
+            if let Some(mime) = def.and_then(|d| d.mime_type.as_deref()) {
+                value["mimeType"] = Value::String(mime.to_owned());
+            }
+            value
+        }
+        Item::Template(template) => {
+            json!({ "kind": "template", "name": template.uri_template, "uri": template.uri_template })
+        }
+        _ => json!({ "kind": "other", "name": item.name() }),
+    }
+}
+
+impl Policy for RulePolicy {
+    fn decide(&self, question: &Question<'_>) -> Decision {
+        let mut context = Context::default();
+        let context_value = match question.arguments {
+            Some(arguments) => json!({ "arguments": arguments }),
+            None => json!({}),
+        };
+        let variables = [
+            ("principal", principal_of(question.principal)),
+            ("action", Value::String(question.item.action().to_owned())),
+            ("item", item_of(&question.item)),
+            ("context", context_value),
+        ];
+        for (name, value) in variables {
+            if let Err(e) = context.add_variable(name, value) {
+                tracing::warn!("the policy's `{name}` could not be built, so denied: {e}");
+                return Decision::Deny(vec![format!("error: {name}")]);
+            }
+        }
+        let mut permitted = false;
+        let mut forbidden = Vec::new();
+        for rule in &self.rules {
+            match rule.program.execute(&context) {
+                Ok(Cel::Bool(true)) => match rule.effect {
+                    Effect::Forbid => forbidden.push(rule.id.clone()),
+                    Effect::Permit => permitted = true,
+                },
+                Ok(Cel::Bool(false)) => {}
+                Ok(other) => {
+                    tracing::warn!(rule = %rule.id, "the rule's `when` is not a boolean ({other:?}): it does not match")
+                }
+                Err(e) => {
+                    tracing::debug!(rule = %rule.id, "the rule did not evaluate ({e}): it does not match")
+                }
+            }
+        }
+        if !forbidden.is_empty() {
+            Decision::Deny(forbidden)
+        } else if permitted || self.default == Default::Allow {
+            Decision::Allow
+        } else {
+            Decision::Deny(Vec::new())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_types::{Tool, ToolAnnotations};
+
+    use super::*;
+
+    const RULES: &str = r#"
+        default = "allow"
+
+        [[rule]]
+        id = "destructive-needs-admin"
+        effect = "forbid"
+        when = 'item.kind == "tool" && has(item.annotations.destructiveHint) && item.annotations.destructiveHint && !("admin" in principal.scopes)'
+
+        [[rule]]
+        id = "no-root"
+        effect = "forbid"
+        when = 'has(context.arguments.path) && context.arguments.path.startsWith("/root")'
+    "#;
+
+    fn tool(name: &str, destructive: bool) -> Tool {
+        let mut tool = Tool::new(name, std::default::Default::default());
+        if destructive {
+            tool.annotations =
+                Some(ToolAnnotations { destructive_hint: Some(true), ..std::default::Default::default() });
+        }
+        tool
+    }
+
+    #[test]
+    fn scopes_annotations_and_arguments_decide() {
+        let policy: RulePolicy = RULES.parse().unwrap();
+        assert_eq!(policy.len(), 2);
+        let delete = tool("delete", true);
+        let read = tool("read", false);
+        let mut admin = Principal::new(None, Some("ann".into()), None);
+        admin.scopes = vec!["admin".into()];
+        let mut user = Principal::new(None, Some("bob".into()), None);
+        user.scopes = vec!["mcp".into()];
+        let ask = |principal: Option<&Principal>, tool: &Tool, arguments: Option<&mcp_types::JsonObject>| {
+            policy.decide(&Question::new(principal, Item::Tool(tool), arguments))
+        };
+        assert_eq!(ask(Some(&admin), &delete, None), Decision::Allow);
+        assert_eq!(ask(Some(&user), &delete, None), Decision::Deny(vec!["destructive-needs-admin".into()]));
+        assert_eq!(ask(None, &delete, None), Decision::Deny(vec!["destructive-needs-admin".into()]));
+        assert_eq!(ask(None, &read, None), Decision::Allow);
+        let root = json!({"path": "/root/.ssh", "n": 1.5, "x": null});
+        let home = json!({"path": "/home/bob"});
+        assert_eq!(ask(Some(&admin), &read, root.as_object()), Decision::Deny(vec!["no-root".into()]));
+        assert_eq!(ask(Some(&admin), &read, home.as_object()), Decision::Allow);
+    }
+
+    #[test]
+    fn what_no_rule_decides_is_denied_unless_allowed_and_mistakes_are_refused() {
+        let read = tool("read", false);
+        let deny: RulePolicy = "".parse().unwrap();
+        assert_eq!(deny.decide(&Question::new(None, Item::Tool(&read), None)), Decision::Deny(vec![]));
+        let permit: RulePolicy =
+            "[[rule]]\nid = \"reads\"\neffect = \"permit\"\nwhen = 'item.name == \"read\"'\n"
+                .parse()
+                .unwrap();
+        assert_eq!(permit.decide(&Question::new(None, Item::Tool(&read), None)), Decision::Allow);
+        let error = "[[rule]]\nid = \"x\"\neffect = \"permit\"\nwhen = 'item.name =='\n"
+            .parse::<RulePolicy>()
+            .unwrap_err();
+        assert!(error.0.contains("does not compile"), "{error}");
+        let error =
+            "[[rule]]\nid = \"x\"\neffect = \"maybe\"\nwhen = 'true'\n".parse::<RulePolicy>().unwrap_err();
+        assert!(error.0.contains("do not parse"), "{error}");
+    }
+}
