@@ -78,11 +78,17 @@ struct Followed {
 pub type UpstreamAuth =
     Arc<dyn Fn(&UpstreamConfig) -> Option<Arc<dyn mcp_client::transport::http::HttpAuth>> + Send + Sync>;
 
+/// Told, for each request sent to an upstream, the upstream's name, how long it took and
+/// whether the upstream answered (a result or an error of its own) rather than timed out or
+/// failed on the transport.
+pub type UpstreamTiming = Arc<dyn Fn(&str, std::time::Duration, bool) + Send + Sync>;
+
 /// How a gateway is started, beyond its configuration.
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct GatewayOptions {
     upstream_auth: Option<UpstreamAuth>,
+    upstream_timing: Option<UpstreamTiming>,
     policy: Option<Arc<dyn mcp_server::policy::Policy>>,
 }
 
@@ -99,6 +105,16 @@ impl GatewayOptions {
     /// No options: upstreams get their configured headers only.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Tells `timing` how long each request to an upstream took (upstream latency metrics).
+    /// Called on the request path: record and return.
+    pub fn upstream_timing(
+        mut self,
+        timing: impl Fn(&str, std::time::Duration, bool) + Send + Sync + 'static,
+    ) -> Self {
+        self.upstream_timing = Some(Arc::new(timing));
+        self
     }
 
     /// Decides who may see and use which of the gateway's tools, prompts and resources (its
@@ -197,7 +213,8 @@ impl Gateway {
         .build()
         .map_err(|e| GatewayError::Server(e.to_string()))?;
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
-        let events = Events { changed: Arc::new(Notify::new()), updates };
+        let events =
+            Events { changed: Arc::new(Notify::new()), updates, timing: options.upstream_timing.clone() };
         let upstreams: Vec<Arc<Upstream>> = config
             .upstreams
             .iter()

@@ -32,6 +32,6 @@ mod naming;
 mod status;
 mod upstream;
 
-pub use gateway::{Gateway, GatewayError, GatewayOptions, UNAVAILABLE_META, UpstreamAuth};
+pub use gateway::{Gateway, GatewayError, GatewayOptions, UNAVAILABLE_META, UpstreamAuth, UpstreamTiming};
 pub use naming::Conflict;
 pub use status::{LeftOut, Status, UpstreamState, UpstreamStatus};

@@ -15,7 +15,9 @@
 //!   `mcp_server_received_bytes_total`, `mcp_server_sent_bytes_total`.
 //! - For a gateway, per upstream ([`Metrics::with_upstreams`]): `mcp_gateway_upstream_state`
 //!   (one series per state, 1 for the current one), `…_restarts_total`, `…_requests_total`,
-//!   `…_failures_total`, `…_in_flight`, `…_circuit_open`.
+//!   `…_failures_total`, `…_in_flight`, `…_circuit_open`, and the histogram
+//!   `mcp_gateway_upstream_request_duration_seconds` (`upstream`, `outcome`: `answered` or
+//!   `unanswered`) fed by [`Metrics::upstream_request`].
 //!
 //! Cardinality is bounded: methods outside MCP's own are `other`, a tool or prompt the server
 //! does not have is `other`, and no label carries an argument, a token or a session id.
@@ -59,6 +61,14 @@ struct UpstreamLabel {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamRequest {
+    upstream: String,
+    /// `answered` (a result or an error of its own) or `unanswered` (timed out, or failed on
+    /// the transport).
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct UpstreamState {
     upstream: String,
     state: &'static str,
@@ -93,6 +103,8 @@ struct Upstreams {
     failures: Family<UpstreamLabel, Counter>,
     in_flight: Family<UpstreamLabel, Gauge>,
     circuit_open: Family<UpstreamLabel, Gauge>,
+    /// Observed as requests end (`Metrics::upstream_request`), never sampled.
+    durations: Family<UpstreamRequest, Histogram>,
 }
 
 impl Upstreams {
@@ -169,6 +181,7 @@ impl Metrics {
             failures: Family::default(),
             in_flight: Family::default(),
             circuit_open: Family::default(),
+            durations: Family::new_with_constructor(histogram as fn() -> Histogram),
         };
         Self::build(transport, Some(upstreams))
     }
@@ -224,6 +237,12 @@ impl Metrics {
                 "Requests in flight to an upstream",
                 u.in_flight.clone(),
             );
+            registry.register_with_unit(
+                "mcp_gateway_upstream_request_duration",
+                "How long requests sent to an upstream took, answered or not (timed out, failed on the transport)",
+                prometheus_client::registry::Unit::Seconds,
+                u.durations.clone(),
+            );
             registry.register(
                 "mcp_gateway_upstream_circuit_open",
                 "1 while an upstream's circuit breaker fails its requests fast",
@@ -258,6 +277,18 @@ impl Metrics {
             tracing::warn!("encoding the metrics failed: {e}");
         }
         text
+    }
+
+    /// A request sent to `upstream` took `duration`; `answered`: the upstream answered (a
+    /// result or an error of its own) rather than timed out or failed on the transport. Only
+    /// for metrics made [with upstreams](Metrics::with_upstreams).
+    pub fn upstream_request(&self, upstream: &str, duration: std::time::Duration, answered: bool) {
+        if let Some(u) = &self.inner.upstreams {
+            let outcome = if answered { "answered" } else { "unanswered" };
+            u.durations
+                .get_or_create(&UpstreamRequest { upstream: upstream.to_owned(), outcome })
+                .observe(duration.as_secs_f64());
+        }
     }
 
     /// How many times the metrics were encoded (scraped).
@@ -454,7 +485,14 @@ mod tests {
             }
             vec![up]
         });
+        metrics.upstream_request("a", std::time::Duration::from_millis(3), true);
         let first = metrics.encode();
+        assert!(
+            first.contains(
+                r#"mcp_gateway_upstream_request_duration_seconds_count{upstream="a",outcome="answered"} 1"#
+            ),
+            "{first}"
+        );
         assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="ready"} 1"#), "{first}");
         assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="down"} 0"#), "{first}");
         let second = metrics.encode();

@@ -156,6 +156,14 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                 }
                 config::Transport::Stdio { .. } => None,
             });
+        // Upstream latency goes to the metrics once they exist (they sample the gateway).
+        let metrics_cell: std::sync::Arc<std::sync::OnceLock<mcp_metrics::Metrics>> = Default::default();
+        let cell = metrics_cell.clone();
+        let options = options.upstream_timing(move |upstream, took, answered| {
+            if let Some(metrics) = cell.get() {
+                metrics.upstream_request(upstream, took, answered);
+            }
+        });
         let options = match policy {
             Some(policy) => options.policy(std::sync::Arc::new(policy)),
             None => options,
@@ -174,6 +182,9 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             let transport = if http.is_some() { "tcp" } else { "pipe" };
             let metrics = crate::metrics::gateway_metrics(&gateway, transport);
             let served = args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some();
+            if served {
+                let _ = metrics_cell.set(metrics.clone());
+            }
             tracing = crate::metrics::tracing("mcpkit-gateway", transport);
             crate::metrics::observe(
                 &gateway.server(),

@@ -186,6 +186,12 @@ fn prometheus_scrapes_the_gateway_and_the_outcomes_stay_apart() {
     assert_eq!(calls["data"]["result"][0]["value"][1], "1", "{calls}");
     let up = query("mcp_gateway_upstream_state{upstream=\"demo\",state=\"ready\"}");
     assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
+    // The upstream's own latency: the calls the gateway forwarded to it, answered.
+    let forwarded =
+        query("mcp_gateway_upstream_request_duration_seconds_count{upstream=\"demo\",outcome=\"answered\"}");
+    let count: f64 =
+        forwarded["data"]["result"][0]["value"][1].as_str().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    assert_eq!(count, 2.0, "echo and fail reached it, the unknown tool did not: {forwarded}");
     let scraped = query("up{job=\"mcpkit\"}");
     assert_eq!(scraped["data"]["result"][0]["value"][1], "1", "{scraped}");
 }

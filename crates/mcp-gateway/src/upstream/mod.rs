@@ -55,6 +55,8 @@ struct Life {
 pub(crate) struct Events {
     pub(crate) changed: Arc<Notify>,
     pub(crate) updates: tokio::sync::mpsc::Sender<(String, String)>,
+    /// Told how long each request sent to an upstream took (`GatewayOptions::upstream_timing`).
+    pub(crate) timing: Option<crate::gateway::UpstreamTiming>,
 }
 
 impl Events {
@@ -344,7 +346,13 @@ impl Upstream {
         self.requests.fetch_add(1, Ordering::Relaxed);
         self.in_flight.fetch_add(1, Ordering::Relaxed);
         let _in_flight = Decrement(&self.in_flight);
-        match request(client).await {
+        let began = std::time::Instant::now();
+        let outcome = request(client).await;
+        if let Some(timing) = &self.events.timing {
+            let answered = !matches!(outcome, Err(ClientError::Transport { .. } | ClientError::Timeout(_)));
+            timing(self.name(), began.elapsed(), answered);
+        }
+        match outcome {
             Ok(value) => {
                 self.breaker.answered(admission, self.name());
                 Ok(value)
