@@ -287,7 +287,7 @@ mod tests {
         assert_eq!(ask(None, &delete, None), Decision::Deny(vec!["destructive-needs-admin".into()]));
         assert_eq!(ask(None, &read, None), Decision::Allow);
         let root = json!({"path": "/root/.ssh", "n": 1.5, "x": null});
-        let home = json!({"path": "/home/bob"});
+        let home = json!({"path": "/srv/bob"});
         assert_eq!(ask(Some(&admin), &read, root.as_object()), Decision::Deny(vec!["no-root".into()]));
         assert_eq!(ask(Some(&admin), &read, home.as_object()), Decision::Allow);
     }
