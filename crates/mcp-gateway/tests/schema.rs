@@ -73,3 +73,26 @@ fn what_the_parser_refuses_the_schema_refuses() {
         assert!(parse(good, Format::Toml, &env).is_ok(), "the parser refuses:\n{good}");
     }
 }
+
+/// The first ```toml block after `heading` in docs/OPERATIONS.md.
+fn operations_example(heading: &str) -> String {
+    let guide = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/OPERATIONS.md"));
+    let section = &guide[guide.find(heading).expect("the section")..];
+    let start = section.find("```toml\n").expect("a TOML example") + "```toml\n".len();
+    let end = start + section[start..].find("```").expect("the end of the example");
+    section[start..end].to_owned()
+}
+
+#[test]
+fn the_operations_example_passes_the_schema_and_the_parser() {
+    let example = operations_example("## An example");
+    if let Err(e) = schema().validate(&as_json(&example)) {
+        panic!("the schema refuses docs/OPERATIONS.md's example: {e}\n{example}");
+    }
+    let config = parse(&example, Format::Toml, &env).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.upstreams.len(), 2);
+    let settings = &config.settings;
+    assert!(settings.approvals.destructive && settings.approvals.exempt.contains("ci-bot"));
+    assert!(settings.rate_limit.is_some());
+    assert_eq!(settings.policy_file.as_deref(), Some(std::path::Path::new("policy.toml")));
+}

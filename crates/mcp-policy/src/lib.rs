@@ -293,6 +293,23 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_policy_compiles_and_decides() {
+        let guide = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/OPERATIONS.md"));
+        let section = &guide[guide.find("## Policy").expect("the policy section")..];
+        let start = section.find("```toml\n").expect("an example") + "```toml\n".len();
+        let end = start + section[start..].find("```").expect("its end");
+        let policy: RulePolicy = section[start..end].parse().unwrap_or_else(|e| panic!("{e}"));
+        let write = tool("write", false);
+        let mut writer = Principal::new(None, Some("ann".into()), None);
+        writer.scopes = vec!["mcp:write".into()];
+        assert_eq!(policy.decide(&Question::new(Some(&writer), Item::Tool(&write), None)), Decision::Allow);
+        assert_eq!(
+            policy.decide(&Question::new(None, Item::Tool(&write), None)),
+            Decision::Deny(vec!["writes-need-the-write-scope".into()])
+        );
+    }
+
+    #[test]
     fn what_no_rule_decides_is_denied_unless_allowed_and_mistakes_are_refused() {
         let read = tool("read", false);
         let deny: RulePolicy = "".parse().unwrap();

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# What metrics, traces and the request log cost: mcp-load's echo calls to `mcpkit serve --http`
+# with each off, then on, side by side (the issue's goal: at most 5 % of throughput at 16
+# connections when on, nothing when off).
+#
+#   cargo build --release -p mcpkit -p bench
+#   CONCURRENCY=16 scripts/bench-observability.sh     # prints a markdown table on stdout
+#
+# Modes, alternating within every run (their order rotates): `off` (no observer at all),
+# `metrics` (--metrics 127.0.0.1:0), `traces` (OTEL_EXPORTER_OTLP_ENDPOINT to a local sink that
+# answers every export with 200), `all` (metrics, traces and --request-log to /dev/null).
+# Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS (default 3),
+# REQUESTS (default 20000), CONCURRENCY (default 16), TEXT_BYTES (default 16).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MCPKIT=${MCPKIT:-target/release/mcpkit}
+MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
+RUNS=${RUNS:-3}
+REQUESTS=${REQUESTS:-20000}
+CONCURRENCY=${CONCURRENCY:-16}
+TEXT_BYTES=${TEXT_BYTES:-16}
+for bin in "$MCPKIT" "$MCP_LOAD"; do
+  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+sink_pid=
+cleanup() {
+  if [ -n "$sink_pid" ]; then kill "$sink_pid" 2>/dev/null || true; wait "$sink_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+load_pin=() server_pin=() pinning="none"
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  load_pin=(taskset -c 0) server_pin=(taskset -c 1) pinning="server on core 1, load and trace sink on core 0"
+fi
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+# The trace sink: an OTLP/HTTP endpoint that takes every export and answers 200.
+sink_port=$(free_port)
+"${load_pin[@]}" python3 - "$sink_port" <<'PY' &
+import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.send_header("content-length", "0")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
+PY
+sink_pid=$!
+
+results="$work/results.jsonl"
+run() { # mode
+  local mode=$1 port
+  port=$(free_port)
+  local args=(--json --quiet-server --timeout 600 --requests "$REQUESTS" --warmup 1000 --text-bytes "$TEXT_BYTES"
+    --url "http://127.0.0.1:$port/mcp" --connections "$CONCURRENCY")
+  local command=("$MCPKIT" serve --http "127.0.0.1:$port") env=(env -u OTEL_EXPORTER_OTLP_ENDPOINT)
+  case $mode in
+    off) ;;
+    metrics) command+=(--metrics 127.0.0.1:0) ;;
+    traces) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
+    all) command+=(--metrics 127.0.0.1:0 --request-log)
+      env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
+  esac
+  "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${env[@]}" "${server_pin[@]}" "${command[@]}" >"$work/out" 2>"$work/err" \
+    || { echo "error: mcp-load failed ($mode):" >&2; cat "$work/err" >&2; exit 1; }
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["mode"]=sys.argv[2]; print(json.dumps(r))' \
+    "$work/out" "$mode" >>"$results"
+  echo "  $mode: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(r["requests_per_s"]), "calls/s, p50", r["latency_us"]["p50"], "µs")' "$work/out")" >&2
+}
+
+modes=(off metrics traces all)
+for i in $(seq 1 "$RUNS"); do
+  echo "run $i of $RUNS" >&2
+  for j in 0 1 2 3; do run "${modes[$(((i + j) % 4))]}"; done
+done
+
+echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY connections, $TEXT_BYTES-byte texts"
+echo
+python3 - "$results" <<'PY'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+def med(mode, f):
+    return statistics.median(f(r) for r in rows if r["mode"] == mode)
+measures = [
+    ("calls/s", lambda r: r["requests_per_s"], "{:,.0f}"),
+    ("p50 µs", lambda r: r["latency_us"]["p50"], "{:.0f}"),
+    ("p99 µs", lambda r: r["latency_us"]["p99"], "{:.0f}"),
+    ("CPU µs/call", lambda r: r["server_cpu_us_per_request"], "{:.1f}"),
+]
+print("| measure | off | metrics | traces | all | metrics ÷ off | traces ÷ off | all ÷ off |")
+print("|---|---|---|---|---|---|---|---|")
+for name, f, fmt in measures:
+    off = med("off", f)
+    cells = [fmt.format(med(m, f)) for m in ("off", "metrics", "traces", "all")]
+    ratios = ["{:.3f}".format(med(m, f) / off) if off else "-" for m in ("metrics", "traces", "all")]
+    print(f"| {name} | " + " | ".join(cells + ratios) + " |")
+PY
