@@ -131,9 +131,7 @@ impl McpHttp {
         // The request head is checked first, for every route (docs/DECISIONS.md order).
         let router = self.build(Some(self.host_guard_layer())).layer(self.head_layer());
         match self.state.server.observer() {
-            Some(observer) => {
-                router.layer(axum::middleware::from_fn_with_state(observer.clone(), layers::observe::observe))
-            }
+            Some(observer) => router.layer(layers::observe::ObserveLayer(observer.clone())),
             None => router,
         }
     }

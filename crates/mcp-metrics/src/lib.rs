@@ -34,26 +34,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-/// The duration buckets, in seconds: OpenTelemetry's for MCP operations (10 ms to 300 s)
-/// below which a few finer ones show what a local server answers in.
-const BUCKETS: [f64; 20] = [
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
-    30.0, 60.0, 120.0, 300.0,
-];
+mod operations;
+
+use operations::{BUCKETS, ErrorType, Labels, Operations};
 
 /// The states an upstream can be in, as a gateway's status spells them.
 pub const UPSTREAM_STATES: [&str; 5] = ["starting", "ready", "idle", "down", "closed"];
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct Operation {
-    mcp_method_name: &'static str,
-    gen_ai_tool_name: String,
-    gen_ai_prompt_name: String,
-    mcp_protocol_version: &'static str,
-    network_transport: &'static str,
-    outcome: &'static str,
-    error_type: String,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct UpstreamLabel {
@@ -134,7 +120,7 @@ impl Upstreams {
 struct Inner {
     registry: Registry,
     transport: &'static str,
-    operations: Family<Operation, Histogram>,
+    operations: Arc<Operations>,
     in_flight: Gauge,
     sessions: Gauge,
     received: Counter,
@@ -188,17 +174,12 @@ impl Metrics {
 
     fn build(transport: &'static str, upstreams: Option<Upstreams>) -> Metrics {
         let mut registry = Registry::default();
-        let operations = Family::<Operation, Histogram>::new_with_constructor(histogram as fn() -> Histogram);
+        let operations = Arc::new(Operations::new(transport));
         let in_flight = Gauge::default();
         let sessions = Gauge::default();
         let received = Counter::default();
         let sent = Counter::default();
-        registry.register_with_unit(
-            "mcp_server_operation_duration",
-            "MCP request duration as observed on the server, by method, tool or prompt, and outcome (success, tool_error, jsonrpc_error, http_refused, cancelled)",
-            prometheus_client::registry::Unit::Seconds,
-            operations.clone(),
-        );
+        registry.register_collector(Box::new(operations.clone()));
         registry.register("mcp_server_requests_in_flight", "MCP requests being served", in_flight.clone());
         registry.register("mcp_server_sessions", "Open legacy (initialize) sessions", sessions.clone());
         registry.register(
@@ -326,10 +307,6 @@ impl Metrics {
             }),
         )
     }
-
-    fn observe(&self, operation: Operation, seconds: f64) {
-        self.inner.operations.get_or_create(&operation).observe(seconds);
-    }
 }
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -374,41 +351,39 @@ impl Observer for Metrics {
 
     fn finished(&self, request: &Observed<'_>) {
         self.inner.in_flight.dec();
-        let name = request.name.unwrap_or_default().to_owned();
+        let name = request.name.unwrap_or_default();
         let (tool, prompt) = match request.method {
-            "tools/call" => (name, String::new()),
-            "prompts/get" => (String::new(), name),
-            _ => (String::new(), String::new()),
+            "tools/call" => (name, ""),
+            "prompts/get" => ("", name),
+            _ => ("", ""),
         };
-        let error_type = match request.outcome {
-            Outcome::Success => String::new(),
-            Outcome::ToolError => "tool_error".to_owned(),
-            Outcome::Error { code, .. } => code.to_string(),
-            Outcome::Cancelled => "cancelled".to_owned(),
+        let error = match request.outcome {
+            Outcome::Success => ErrorType::None,
+            Outcome::ToolError => ErrorType::Tool,
+            Outcome::Error { code, .. } => ErrorType::Code(code),
+            Outcome::Cancelled => ErrorType::Cancelled,
         };
-        let operation = Operation {
-            mcp_method_name: request.method,
-            gen_ai_tool_name: tool,
-            gen_ai_prompt_name: prompt,
-            mcp_protocol_version: request.version.map_or("", |v| v.as_str()),
-            network_transport: self.inner.transport,
+        let labels = Labels {
+            method: request.method,
+            tool,
+            prompt,
+            version: request.version.map_or("", |v| v.as_str()),
             outcome: request.outcome.as_str(),
-            error_type,
+            error,
         };
-        self.observe(operation, request.duration.as_secs_f64());
+        self.inner.operations.observe(&labels, request.duration);
     }
 
     fn refused(&self, refused: &TransportRefusal<'_>) {
-        let operation = Operation {
-            mcp_method_name: refused.method,
-            gen_ai_tool_name: String::new(),
-            gen_ai_prompt_name: String::new(),
-            mcp_protocol_version: "",
-            network_transport: self.inner.transport,
+        let labels = Labels {
+            method: refused.method,
+            tool: "",
+            prompt: "",
+            version: "",
             outcome: "http_refused",
-            error_type: refused.status.to_string(),
+            error: ErrorType::Status(refused.status),
         };
-        self.observe(operation, refused.duration.as_secs_f64());
+        self.inner.operations.observe(&labels, refused.duration);
     }
 
     fn session(&self, opened: bool) {

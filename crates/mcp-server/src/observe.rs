@@ -72,13 +72,36 @@ pub struct SpanIds {
     pub tracestate: Option<String>,
 }
 
+/// Random bytes for span and trace ids: splitmix64 per thread, seeded once from the operating
+/// system (a system call per request would cost more than the rest of a span's ids).
+fn random_ids(out: &mut [u8; 24]) {
+    use std::cell::Cell;
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let mut seed = [0u8; 8];
+            getrandom::fill(&mut seed).expect("the operating system's random number generator failed");
+            u64::from_le_bytes(seed)
+        });
+    }
+    STATE.with(|state| {
+        for chunk in out.chunks_mut(8) {
+            let mut z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+            state.set(z);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
+        }
+    });
+}
+
 impl SpanIds {
     /// A span continuing the request `meta` (its `traceparent` and `tracestate`), or starting
     /// a trace of its own.
     pub fn continuing(meta: &mcp_types::JsonObject) -> SpanIds {
         let parent = mcp_types::trace::TraceParent::from_meta(meta);
         let mut ids = [0u8; 24];
-        getrandom::fill(&mut ids).expect("the operating system's random number generator failed");
+        random_ids(&mut ids);
         let mut span_id: [u8; 8] = ids[16..].try_into().unwrap_or([1; 8]);
         if span_id == [0; 8] {
             span_id[7] = 1;

@@ -2,24 +2,28 @@
 //! it refused before the server saw them (an HTTP status ≥ 400 that no server reply produced:
 //! a bad `Host` or `Origin`, a missing token, a body too large, an unknown session, headers
 //! that contradict the body, ...) and the bytes of bodies whose length is known up front
-//! (request bodies with a `Content-Length`, JSON answers; not SSE streams).
+//! (request bodies with a `Content-Length`, JSON answers; not SSE streams). A layer of its own
+//! future, so that observing costs no allocation per request.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
+use axum::body::Body;
 use axum::response::Response;
-use http::HeaderMap;
+use http::{HeaderMap, Request};
 use mcp_server::Observer;
 use mcp_server::observe::{TransportRefusal, method_label};
+use tower::{Layer, Service};
 
 /// Marks a response made from a server's reply: the server told the observer already.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Answered;
 
 /// A body's length when it is known before it is sent (a JSON answer's; not a stream's).
-fn length(headers: &HeaderMap, body: &axum::body::Body) -> u64 {
+fn length(headers: &HeaderMap, body: &Body) -> u64 {
     use axum::body::HttpBody;
     body.size_hint()
         .exact()
@@ -32,22 +36,80 @@ fn length(headers: &HeaderMap, body: &axum::body::Body) -> u64 {
         .unwrap_or(0)
 }
 
-pub(crate) async fn observe(
-    State(observer): State<Arc<dyn Observer>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let started = Instant::now();
-    let method = match request.headers().get("mcp-method").and_then(|v| v.to_str().ok()) {
-        Some(method) => method_label(method),
-        None => "unknown",
-    };
-    let received = length(request.headers(), request.body());
-    let response = next.run(request).await;
-    observer.bytes(received, length(response.headers(), response.body()));
-    let status = response.status().as_u16();
-    if status >= 400 && response.extensions().get::<Answered>().is_none() {
-        observer.refused(&TransportRefusal::new(method, status, None, started.elapsed()));
+#[derive(Clone)]
+pub(crate) struct ObserveLayer(pub(crate) Arc<dyn Observer>);
+
+impl<S> Layer<S> for ObserveLayer {
+    type Service = Observe<S>;
+
+    fn layer(&self, inner: S) -> Observe<S> {
+        Observe { inner, observer: self.0.clone() }
     }
-    response
+}
+
+#[derive(Clone)]
+pub(crate) struct Observe<S> {
+    inner: S,
+    observer: Arc<dyn Observer>,
+}
+
+impl<S> Service<Request<Body>> for Observe<S>
+where
+    S: Service<Request<Body>, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Observed<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let method = match request.headers().get("mcp-method").and_then(|v| v.to_str().ok()) {
+            Some(method) => method_label(method),
+            None => "unknown",
+        };
+        let received = length(request.headers(), request.body());
+        Observed {
+            inner: self.inner.call(request),
+            observer: self.observer.clone(),
+            method,
+            received,
+            started: Instant::now(),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    pub(crate) struct Observed<F> {
+        #[pin]
+        inner: F,
+        observer: Arc<dyn Observer>,
+        method: &'static str,
+        received: u64,
+        started: Instant,
+    }
+}
+
+impl<F, E> Future for Observed<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = Result<Response, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let response = match this.inner.poll(cx) {
+            Poll::Ready(Ok(response)) => response,
+            other => return other,
+        };
+        this.observer.bytes(*this.received, length(response.headers(), response.body()));
+        let status = response.status().as_u16();
+        if status >= 400 && response.extensions().get::<Answered>().is_none() {
+            let refused = TransportRefusal::new(this.method, status, None, this.started.elapsed());
+            this.observer.refused(&refused);
+        }
+        Poll::Ready(Ok(response))
+    }
 }

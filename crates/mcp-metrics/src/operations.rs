@@ -1,0 +1,202 @@
+//! The request histogram, `mcp_server_operation_duration_seconds`, without a lock or an
+//! allocation on the request path once a label set was seen: its series live in 16 shards keyed
+//! by a hash of the borrowed labels, each series a set of atomic counters. (prometheus-client's
+//! own `Family<_, Histogram>` takes a write lock per observation and needs an owned label set
+//! per lookup.) Series are encoded through a `Collector` at each scrape.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+
+/// The duration buckets, in seconds: OpenTelemetry's for MCP operations (10 ms to 300 s)
+/// below which a few finer ones show what a local server answers in.
+pub(crate) const BUCKETS: [f64; 20] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
+    30.0, 60.0, 120.0, 300.0,
+];
+
+const SHARDS: usize = 16;
+
+/// What besides success a request ended with, as `error_type` says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum ErrorType {
+    None,
+    Tool,
+    Code(i64),
+    Status(u16),
+    Cancelled,
+}
+
+impl ErrorType {
+    fn label(self) -> String {
+        match self {
+            ErrorType::None => String::new(),
+            ErrorType::Tool => "tool_error".to_owned(),
+            ErrorType::Code(code) => code.to_string(),
+            ErrorType::Status(status) => status.to_string(),
+            ErrorType::Cancelled => "cancelled".to_owned(),
+        }
+    }
+}
+
+/// A series' labels, borrowed (for a lookup) or owned (in the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Labels<'a> {
+    pub(crate) method: &'static str,
+    pub(crate) tool: &'a str,
+    pub(crate) prompt: &'a str,
+    pub(crate) version: &'static str,
+    pub(crate) outcome: &'static str,
+    pub(crate) error: ErrorType,
+}
+
+#[derive(Debug)]
+struct Key {
+    method: &'static str,
+    tool: Box<str>,
+    prompt: Box<str>,
+    version: &'static str,
+    outcome: &'static str,
+    error: ErrorType,
+}
+
+impl Key {
+    fn of(labels: &Labels<'_>) -> Key {
+        Key {
+            method: labels.method,
+            tool: labels.tool.into(),
+            prompt: labels.prompt.into(),
+            version: labels.version,
+            outcome: labels.outcome,
+            error: labels.error,
+        }
+    }
+
+    fn is(&self, labels: &Labels<'_>) -> bool {
+        self.method == labels.method
+            && *self.tool == *labels.tool
+            && *self.prompt == *labels.prompt
+            && self.version == labels.version
+            && self.outcome == labels.outcome
+            && self.error == labels.error
+    }
+}
+
+/// One series: a count per bucket (the last is `+Inf`) and the sum in nanoseconds.
+#[derive(Debug)]
+struct Series {
+    buckets: [AtomicU64; BUCKETS.len() + 1],
+    sum_nanos: AtomicU64,
+}
+
+impl Series {
+    fn new() -> Series {
+        Series { buckets: std::array::from_fn(|_| AtomicU64::new(0)), sum_nanos: AtomicU64::new(0) }
+    }
+
+    fn observe(&self, duration: std::time::Duration) {
+        let seconds = duration.as_secs_f64();
+        let bucket = BUCKETS.iter().position(|&bound| seconds <= bound).unwrap_or(BUCKETS.len());
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+type Shard = RwLock<HashMap<u64, Vec<(Key, Arc<Series>)>>>;
+
+#[derive(Debug)]
+pub(crate) struct Operations {
+    hasher: std::collections::hash_map::RandomState,
+    shards: Vec<Shard>,
+    transport: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Encoded {
+    mcp_method_name: &'static str,
+    gen_ai_tool_name: String,
+    gen_ai_prompt_name: String,
+    mcp_protocol_version: &'static str,
+    network_transport: &'static str,
+    outcome: &'static str,
+    error_type: String,
+}
+
+impl Operations {
+    pub(crate) fn new(transport: &'static str) -> Operations {
+        Operations {
+            hasher: std::collections::hash_map::RandomState::new(),
+            shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
+            transport,
+        }
+    }
+
+    /// Counts one request of the series `labels`.
+    pub(crate) fn observe(&self, labels: &Labels<'_>, duration: std::time::Duration) {
+        let hash = self.hasher.hash_one(labels);
+        let shard = &self.shards[(hash as usize) % SHARDS];
+        {
+            let table = shard.read().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, series)) = table.get(&hash).and_then(|v| v.iter().find(|(k, _)| k.is(labels))) {
+                series.observe(duration);
+                return;
+            }
+        }
+        // A label set seen for the first time (bounded: the labels are).
+        let mut table = shard.write().unwrap_or_else(|e| e.into_inner());
+        let list = table.entry(hash).or_default();
+        let series = match list.iter().find(|(k, _)| k.is(labels)) {
+            Some((_, series)) => series.clone(),
+            None => {
+                let series = Arc::new(Series::new());
+                list.push((Key::of(labels), series.clone()));
+                series
+            }
+        };
+        drop(table);
+        series.observe(duration);
+    }
+}
+
+impl Collector for Operations {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "mcp_server_operation_duration",
+            "MCP request duration as observed on the server, by method, tool or prompt, and outcome (success, tool_error, jsonrpc_error, http_refused, cancelled)",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for shard in &self.shards {
+            let table = shard.read().unwrap_or_else(|e| e.into_inner());
+            for (key, series) in table.values().flatten() {
+                let labels = Encoded {
+                    mcp_method_name: key.method,
+                    gen_ai_tool_name: key.tool.to_string(),
+                    gen_ai_prompt_name: key.prompt.to_string(),
+                    mcp_protocol_version: key.version,
+                    network_transport: self.transport,
+                    outcome: key.outcome,
+                    error_type: key.error.label(),
+                };
+                let buckets: Vec<(f64, u64)> = BUCKETS
+                    .iter()
+                    .copied()
+                    .chain(std::iter::once(f64::MAX))
+                    .zip(series.buckets.iter().map(|b| b.load(Ordering::Relaxed)))
+                    .collect();
+                let sum = series.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+                // The buckets' total, not `count`: a scrape amid an observation stays consistent.
+                let count = buckets.iter().map(|(_, n)| n).sum();
+                family.encode_family(&labels)?.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+            }
+        }
+        Ok(())
+    }
+}
