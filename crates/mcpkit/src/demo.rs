@@ -155,8 +155,10 @@ async fn note(vars: UriVars) -> String {
     format!("Note {id}: remember to try `mcpkit list tools`.")
 }
 
-/// The demonstration server.
-pub(crate) fn server() -> Result<Server, mcp_server::BuildError> {
+/// The demonstration server, deciding who may see and use what by `policy` when given.
+pub(crate) fn server(
+    policy: Option<std::sync::Arc<dyn mcp_server::policy::Policy>>,
+) -> Result<Server, mcp_server::BuildError> {
     let read_only = ToolAnnotations { read_only_hint: Some(true), ..Default::default() };
     let tools = Tools::new()
         .add_tool(
@@ -193,7 +195,12 @@ pub(crate) fn server() -> Result<Server, mcp_server::BuildError> {
     let completions = Completions::new()
         .prompt_argument("poem", "style", Completions::from_list(&["haiku", "limerick", "sonnet"]))
         .template_variable("demo://notes/{id}", "id", Completions::from_list(&["1", "2", "3", "42"]));
-    Server::builder("mcpkit-demo", env!("CARGO_PKG_VERSION"))
+    let builder = Server::builder("mcpkit-demo", env!("CARGO_PKG_VERSION"));
+    let builder = match policy {
+        Some(policy) => builder.policy(policy),
+        None => builder,
+    };
+    builder
         .title("mcpkit demonstration server")
         .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots) and fail (errors).")
         .tools(tools)

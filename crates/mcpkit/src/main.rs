@@ -145,6 +145,11 @@ struct ServeArgs {
     metrics: metrics::MetricsArgs,
     #[command(flatten)]
     log: logging::ServerLogArgs,
+    /// Policy rules (CEL, in TOML; docs/OPERATIONS.md): who may see and use which tools,
+    /// prompts and resources. Hidden items leave every list and are refused as unknown; each
+    /// refusal goes to the audit log on stderr.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<std::path::PathBuf>,
 }
 
 /// `mcpkit serve` parsed alone: the same global `-v` and the same `serve` arguments as [`Cli`],
@@ -237,7 +242,17 @@ fn versions(args: &VersionsArgs) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
-    let server = match demo::server() {
+    let policy = match &args.policy {
+        Some(file) => match gateway::load_policy(file) {
+            Ok(policy) => Some(std::sync::Arc::new(policy) as std::sync::Arc<dyn mcp_server::policy::Policy>),
+            Err(e) => {
+                eprintln!("mcpkit: --policy {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
+    let server = match demo::server(policy) {
         Ok(server) => server,
         Err(e) => {
             eprintln!("mcpkit: {e}");

@@ -207,3 +207,33 @@ when = 'action == "tools/call" && item.name == "echo" && has(context.arguments.t
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("\"bad\"") && err.contains("does not compile"), "{err}");
 }
+
+/// `mcpkit serve --policy FILE`: the same rules on a plain server (over stdio here), and rules
+/// that do not compile stop it before it serves.
+#[test]
+fn serve_takes_the_same_policy_rules() {
+    let dir = Dir::new("serve-policy");
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "default = \"allow\"\n\n[[rule]]\nid = \"no-fail\"\neffect = \"forbid\"\nwhen = 'item.name == \"fail\"'\n",
+    )
+    .unwrap();
+    let serve = [support::BIN, "serve", "--stdio", "--policy", rules.to_str().unwrap()];
+    let mut args = vec!["list", "tools", "--"];
+    args.extend(serve);
+    let (code, out, err) = support::run(&args);
+    assert_eq!(code, 0, "{err}");
+    let names = gateway_support::tool_names(&json(&out));
+    assert!(names.iter().any(|n| n == "echo") && !names.iter().any(|n| n == "fail"), "{names:?}");
+    let mut args = vec!["call", "fail", "--"];
+    args.extend(serve);
+    let (code, _, err) = support::run(&args);
+    assert_ne!(code, 0);
+    assert!(err.contains("Unknown tool: fail"), "{err}");
+
+    std::fs::write(&rules, "[[rule]]\nid = \"x\"\neffect = \"permit\"\nwhen = 'true &&'\n").unwrap();
+    let (code, _, err) = support::run(&["serve", "--stdio", "--policy", rules.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("does not compile"), "{err}");
+}
