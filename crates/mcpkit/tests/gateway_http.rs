@@ -232,6 +232,24 @@ fn serve_takes_the_same_policy_rules() {
     assert_ne!(code, 0);
     assert!(err.contains("Unknown tool: fail"), "{err}");
 
+    // Prompts, resources and templates are filtered by the same rules.
+    std::fs::write(
+        &rules,
+        "default = \"allow\"\n[[rule]]\nid = \"hide\"\neffect = \"forbid\"\nwhen = 'item.kind != \"tool\"'\n",
+    )
+    .unwrap();
+    for (what, member) in
+        [("prompts", "prompts"), ("resources", "resources"), ("templates", "resourceTemplates")]
+    {
+        let mut args = vec!["list", what, "--"];
+        args.extend(serve);
+        let (code, out, err) = support::run(&args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(json(&out)[member], serde_json::json!([]), "{what} all hidden: {out}");
+    }
+    let (_, out, _) = support::run(&["list", "prompts", "--", support::BIN, "serve", "--stdio"]);
+    assert!(out.contains("poem"), "without the policy the prompt is listed: {out}");
+
     std::fs::write(&rules, "[[rule]]\nid = \"x\"\neffect = \"permit\"\nwhen = 'true &&'\n").unwrap();
     let (code, _, err) = support::run(&["serve", "--stdio", "--policy", rules.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");

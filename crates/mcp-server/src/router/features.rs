@@ -195,23 +195,14 @@ impl Server {
 
     pub(super) fn list_resources(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.resources.load();
-        let visible = |e: &&crate::resources::StaticEntry| {
-            self.visible(ctx, Item::Resource { uri: &e.def.uri, def: Some(&e.def) })
-        };
-        let shown: Vec<&crate::resources::StaticEntry>;
-        let (resources, next_cursor) = match &self.inner.policy {
-            None => {
-                let (entries, next) =
-                    page(&table.statics, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-            Some(_) => {
-                shown = table.statics.iter().filter(visible).collect();
-                self.audit_hidden(ctx, "resources/list", table.statics.len() - shown.len());
-                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-        };
+        let (resources, next_cursor) = self.listed(
+            ctx,
+            "resources/list",
+            &table.statics,
+            params.cursor.as_deref(),
+            |e| Item::Resource { uri: &e.def.uri, def: Some(&e.def) },
+            |e| e.def.clone(),
+        )?;
         let mut result = ListResourcesResult { resources, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
@@ -219,21 +210,14 @@ impl Server {
 
     pub(super) fn list_templates(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.resources.load();
-        let shown: Vec<&crate::resources::TemplateEntry>;
-        let (resource_templates, next_cursor) = match &self.inner.policy {
-            None => {
-                let (entries, next) =
-                    page(&table.templates, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-            Some(_) => {
-                shown =
-                    table.templates.iter().filter(|e| self.visible(ctx, Item::Template(&e.def))).collect();
-                self.audit_hidden(ctx, "resources/templates/list", table.templates.len() - shown.len());
-                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-        };
+        let (resource_templates, next_cursor) = self.listed(
+            ctx,
+            "resources/templates/list",
+            &table.templates,
+            params.cursor.as_deref(),
+            |e| Item::Template(&e.def),
+            |e| e.def.clone(),
+        )?;
         let mut result =
             ListResourceTemplatesResult { resource_templates, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
@@ -294,20 +278,14 @@ impl Server {
 
     pub(super) fn list_prompts(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.prompts.load();
-        let shown: Vec<&Arc<crate::prompts::PromptEntry>>;
-        let (prompts, next_cursor) = match &self.inner.policy {
-            None => {
-                let (entries, next) =
-                    page(&table.entries, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-            Some(_) => {
-                shown = table.entries.iter().filter(|e| self.visible(ctx, Item::Prompt(&e.def))).collect();
-                self.audit_hidden(ctx, "prompts/list", table.entries.len() - shown.len());
-                let (entries, next) = page(&shown, params.cursor.as_deref(), self.inner.config.page_size)?;
-                (entries.iter().map(|e| e.def.clone()).collect(), next)
-            }
-        };
+        let (prompts, next_cursor) = self.listed(
+            ctx,
+            "prompts/list",
+            &table.entries,
+            params.cursor.as_deref(),
+            |e| Item::Prompt(&e.def),
+            |e| e.def.clone(),
+        )?;
         let mut result = ListPromptsResult { prompts, next_cursor, ..Default::default() };
         ctx.list_cache(&mut result);
         ctx.finish(result)
@@ -470,6 +448,28 @@ impl Server {
         } else {
             Err(unknown())
         }
+    }
+
+    /// One page of `items` as a list shows them: those the caller may see (all, without a
+    /// policy; how many were left out goes to the audit log), each as `def` makes it.
+    fn listed<T, D>(
+        &self,
+        ctx: &Ctx<'_>,
+        method: &str,
+        items: &[T],
+        cursor: Option<&str>,
+        item: impl Fn(&T) -> Item<'_>,
+        def: impl Fn(&T) -> D,
+    ) -> Result<(Vec<D>, Option<String>), Failure> {
+        let size = self.inner.config.page_size;
+        if self.inner.policy.is_none() {
+            let (entries, next) = page(items, cursor, size)?;
+            return Ok((entries.iter().map(def).collect(), next));
+        }
+        let shown: Vec<&T> = items.iter().filter(|e| self.visible(ctx, item(e))).collect();
+        self.audit_hidden(ctx, method, items.len() - shown.len());
+        let (entries, next) = page(&shown, cursor, size)?;
+        Ok((entries.iter().map(|e| def(e)).collect(), next))
     }
 
     /// Writes to the audit log how many items a list left out.
