@@ -44,7 +44,7 @@ async fn an_answer_followed_by_an_oversized_event_in_the_same_chunk_still_answer
             kind: OutgoingKind::Request {
                 id: RequestId::Number(1),
                 method: "tools/call".into(),
-                headers: RequestHeaders { name: Some("t".into()), params: Vec::new() },
+                headers: RequestHeaders { name: Some("t".into()), ..RequestHeaders::default() },
             },
             protocol_version: Some(ProtocolVersion::V2026_07_28),
         })

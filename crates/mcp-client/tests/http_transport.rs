@@ -51,7 +51,7 @@ fn request(
 
 fn modern_call(id: i64, tool: &str, arguments: Value) -> Outgoing {
     let params = json!({"_meta": meta(), "name": tool, "arguments": arguments});
-    let headers = RequestHeaders { name: Some(tool.to_owned()), params: Vec::new() };
+    let headers = RequestHeaders { name: Some(tool.to_owned()), ..RequestHeaders::default() };
     request(id, "tools/call", params, Some(MODERN), headers)
 }
 
@@ -137,7 +137,7 @@ async fn modern_answer_streamed_after_a_notification() {
     let mut meta = meta();
     meta["progressToken"] = json!("t");
     let params = json!({"_meta": meta, "name": "progress"});
-    let headers = RequestHeaders { name: Some("progress".into()), params: Vec::new() };
+    let headers = RequestHeaders { name: Some("progress".into()), ..RequestHeaders::default() };
     transport.send(request(7, "tools/call", params, Some(MODERN), headers)).await.unwrap();
 
     // What the server sends about the request on its stream names the request; the answer is
@@ -204,6 +204,7 @@ async fn modern_headers_are_sent_on_every_post() {
     let headers = RequestHeaders {
         name: Some("=?base64?SGVsbG8=?=".into()),
         params: vec![("Region".into(), "us-west1".into()), ("Empty".into(), String::new())],
+        ..RequestHeaders::default()
     };
     let params = json!({"_meta": meta(), "name": "Hello", "arguments": {}});
     transport.send(request(1, "tools/call", params, Some(MODERN), headers)).await.unwrap();
@@ -806,4 +807,76 @@ async fn extra_headers_reach_the_http_sse_server() {
     assert_eq!(requests[0].header("accept"), Some("text/event-stream"));
     assert_eq!(requests[1].header("x-api-key"), Some("k2"));
     transport.close().await;
+}
+
+/// An authorization layer that counts what it is asked.
+#[derive(Default)]
+struct Counting {
+    authorized: std::sync::atomic::AtomicUsize,
+    refused: std::sync::atomic::AtomicUsize,
+}
+
+impl mcp_client::transport::http::HttpAuth for Counting {
+    fn authorize<'a>(
+        &'a self,
+        _method: &'a Method,
+        _url: &'a reqwest::Url,
+    ) -> mcp_client::transport::BoxFuture<'a, Result<http::HeaderMap, mcp_client::auth::AuthError>> {
+        self.authorized.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::AUTHORIZATION, HeaderValue::from_static("Bearer own"));
+            Ok(headers)
+        })
+    }
+
+    fn refused<'a>(
+        &'a self,
+        _refusal: &'a mcp_client::transport::http::Refusal,
+    ) -> mcp_client::transport::BoxFuture<'a, Result<bool, mcp_client::auth::AuthError>> {
+        self.refused.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move { Ok(true) })
+    }
+}
+
+/// A request carrying its own `Authorization` (a gateway acting for its caller) goes out with
+/// it in place of the transport's, in either era; the transport's authorization layer is
+/// neither asked for headers nor told of a refusal (it cannot cure someone else's token).
+#[tokio::test]
+async fn a_request_with_its_own_authorization_bypasses_the_transports() {
+    use mcp_client::transport::Credential;
+    let server = raw_server(|seen| match (seen.header("authorization"), seen.json().get("id")) {
+        (Some("Bearer caller"), Some(id)) => json_answer(200, &[], &result_for(id, "ok")),
+        _ => json_answer(401, &[("www-authenticate", "Bearer")], "{}"),
+    })
+    .await;
+    let auth = Arc::new(Counting::default());
+    let (transport, mut rx) = streamable(HttpConfig::new(server.url("/mcp")).auth(auth.clone()));
+    let own = |token: &str| RequestHeaders {
+        authorization: Some(Credential::bearer(token)),
+        ..RequestHeaders::default()
+    };
+
+    transport
+        .send(request(1, "tools/list", json!({"_meta": meta()}), Some(MODERN), own("caller")))
+        .await
+        .unwrap();
+    assert_eq!(next_message(&mut rx).await["id"], 1);
+    let e =
+        transport.send(request(2, "tools/list", json!({}), Some(LEGACY), own("stale"))).await.unwrap_err();
+    assert!(matches!(e, TransportError::Http { status: 401, .. }), "{e:?}");
+    let seen: Vec<Option<String>> =
+        server.requests().iter().map(|r| r.header("authorization").map(str::to_owned)).collect();
+    assert_eq!(seen, [Some("Bearer caller".to_owned()), Some("Bearer stale".to_owned())]);
+    assert_eq!(auth.authorized.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(auth.refused.load(std::sync::atomic::Ordering::SeqCst), 0, "not the layer's to cure");
+    assert!(!format!("{:?}", own("caller")).contains("caller"), "the credential in Debug");
+
+    // Without its own, a request gets the layer's.
+    transport
+        .send(request(3, "tools/list", json!({"_meta": meta()}), Some(MODERN), RequestHeaders::default()))
+        .await
+        .unwrap_err();
+    assert_eq!(server.requests()[2].header("authorization"), Some("Bearer own"));
+    assert!(auth.refused.load(std::sync::atomic::Ordering::SeqCst) >= 1);
 }

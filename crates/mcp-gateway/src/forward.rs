@@ -189,6 +189,13 @@ async fn forward<T: Send + 'static>(
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
     let mut options = RequestOptions::new().tag(downstream.clone());
+    // An upstream that is to see who calls: the caller's token (audience checked) or one
+    // exchanged for it, on this request only.
+    if let Some(credentials) = &upstream.caller_credentials {
+        let credential =
+            credentials.for_caller(upstream.name(), call.principal()).await.map_err(Rejection::Protocol)?;
+        options = options.authorization(credential);
+    }
     // Traced: the upstream's span is a child of this request's (W3C Trace Context in `_meta`).
     if let Some(parent) = call.traceparent() {
         options = options.meta(mcp_types::trace::TRACEPARENT, parent.to_string().into());

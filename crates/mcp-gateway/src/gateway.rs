@@ -140,7 +140,9 @@ impl GatewayOptions {
     }
 
     fn auth_for(&self, config: &UpstreamConfig) -> Option<Arc<dyn mcp_client::transport::http::HttpAuth>> {
-        if matches!(config.transport, crate::config::Transport::Stdio { .. }) {
+        if matches!(config.transport, crate::config::Transport::Stdio { .. })
+            || config.credentials == crate::config::Credentials::None
+        {
             return None;
         }
         self.upstream_auth.as_ref().and_then(|auth| auth(config))

@@ -26,6 +26,7 @@
 mod aggregate;
 mod bridge;
 pub mod config;
+mod credentials;
 mod forward;
 mod gateway;
 mod naming;

@@ -44,6 +44,9 @@ pub struct UpstreamStatus {
     pub name: String,
     /// `stdio`, `http` or `sse`.
     pub transport: String,
+    /// What the upstream is shown of who calls: `gateway`, `none`, `passthrough` or
+    /// `token-exchange` (its `credentials`).
+    pub credentials: String,
     /// Its state.
     pub state: UpstreamState,
     /// The protocol revision in use, when connected.

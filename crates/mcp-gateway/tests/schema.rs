@@ -51,6 +51,11 @@ fn what_the_parser_refuses_the_schema_refuses() {
         "[servers.x]\ncommand = \"a\"\nstart = \"later\"\n",
         "[servers.x]\ncommand = \"a\"\nbreaker_cooldown_ms = 0\n",
         "[servers.x]\ncommand = \"a\"\nbreaker_failures = -1\n",
+        "[servers.x]\ncommand = \"a\"\ncredentials = \"passthrough\"\n",
+        "[servers.x]\nurl = \"http://h/mcp\"\ncredentials = \"token-exchange\"\nclient_id = \"g\"\n",
+        "[servers.x]\nurl = \"http://h/mcp\"\nclient_id = \"g\"\n",
+        "[servers.x]\nurl = \"http://h/mcp\"\naudience = \"g\"\n",
+        "[servers.x]\nurl = \"http://h/mcp\"\ncredentials = \"forward\"\n",
         "[gateway]\nrate_limit_per_minute = 0\n",
         "[gateway]\napprove_destructive = \"yes\"\n",
         "[servers.\"bad name\"]\ncommand = \"a\"\n",
@@ -66,6 +71,9 @@ fn what_the_parser_refuses_the_schema_refuses() {
         "[servers.x]\ncommand = \"a\"\nstart = \"lazy\"\nrename = { a = \"b\" }\nprotocol_version = \"2025-06-18\"\n",
         "[mcpServers.y]\ncommand = \"a\"\n",
         "[servers.x]\ncommand = \"a\"\nbreaker_failures = 0\nbreaker_cooldown_ms = 500\n",
+        "[servers.x]\nurl = \"https://h/mcp\"\ncredentials = \"passthrough\"\naudience = \"api://h\"\n",
+        "[servers.x]\nurl = \"https://h/mcp\"\ncredentials = \"none\"\n",
+        "[servers.x]\nurl = \"https://h/mcp\"\ncredentials = \"token-exchange\"\ntoken_endpoint = \"https://as/t\"\nclient_id = \"gw\"\nclient_secret = \"${env:S}\"\nscope = \"r\"\n",
     ] {
         if let Err(e) = schema.validate(&as_json(good)) {
             panic!("the schema refuses ({e}):\n{good}");

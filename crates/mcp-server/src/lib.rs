@@ -78,7 +78,7 @@ pub use handler::{BoxFuture, Handler};
 pub use interest::InterestHook;
 pub use observe::{Observed, Observer, Outcome};
 pub use peer::{AskError, Peer};
-pub use principal::Principal;
+pub use principal::{AccessToken, Principal};
 pub use prompts::{IntoPromptResult, PromptError, Prompts};
 pub use rate::RateLimit;
 pub use request_state::{StateError, StateKey};

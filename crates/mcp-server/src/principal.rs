@@ -4,8 +4,10 @@
 //! The transport authenticates before any JSON-RPC processing and hands the principal to the
 //! router with the request ([`Server::handle_request_as`](crate::Server::handle_request_as));
 //! handlers read it with the [`Principal`] extractor (its `FromCall` is in `extract`, with the others) (auth required) or `Option<Principal>`
-//! (auth optional). The access token itself is never part of it: a server must not pass the
-//! client's token through to anything else.
+//! (auth optional). The access token itself is not part of it unless the transport was told to
+//! keep it (mcp-http's `AuthConfig::keep_tokens`), for the one program that needs it: a gateway
+//! whose upstream is configured to receive the caller's own token (passthrough) or one exchanged
+//! for it (RFC 8693). A server must not otherwise pass the client's token on to anything else.
 
 use std::sync::Arc;
 
@@ -33,6 +35,40 @@ pub struct Principal {
     /// Every claim of the token (a JWT's payload, or the introspection response), for
     /// application-specific checks. Never the token itself.
     pub claims: JsonObject,
+    /// The access token itself, kept only when the transport was configured to keep it.
+    token: Option<AccessToken>,
+}
+
+/// An access token as the caller presented it. Its `Debug` never shows the value; read it with
+/// [`AccessToken::secret`] only to send it where it is meant to go.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccessToken {
+    value: Arc<str>,
+    bound: bool,
+}
+
+impl AccessToken {
+    /// A bearer token (`bound` false) or a DPoP-bound one (`bound` true: useless without the
+    /// caller's key, so never to be passed on).
+    pub fn new(value: impl Into<Arc<str>>, bound: bool) -> Self {
+        AccessToken { value: value.into(), bound }
+    }
+
+    /// The token's value. Sensitive: never log it.
+    pub fn secret(&self) -> &str {
+        &self.value
+    }
+
+    /// Whether the token is bound to the caller's key (DPoP, RFC 9449).
+    pub fn is_bound(&self) -> bool {
+        self.bound
+    }
+}
+
+impl std::fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AccessToken(***)")
+    }
 }
 
 impl Principal {
@@ -60,6 +96,27 @@ impl Principal {
     /// True when every scope of `required` was granted.
     pub fn has_scopes<S: AsRef<str>>(&self, required: &[S]) -> bool {
         required.iter().all(|r| self.scopes.iter().any(|s| s == r.as_ref()))
+    }
+
+    /// The same principal holding the token it was verified from (see [`Principal::access_token`]).
+    pub fn with_access_token(mut self, token: AccessToken) -> Self {
+        self.token = Some(token);
+        self
+    }
+
+    /// The access token the request carried, when the transport was configured to keep it
+    /// (mcp-http: `AuthConfig::keep_tokens`); `None` otherwise, and always over stdio.
+    pub fn access_token(&self) -> Option<&AccessToken> {
+        self.token.as_ref()
+    }
+
+    /// The token's audiences (`aud`, a string or an array of strings).
+    pub fn audiences(&self) -> Vec<&str> {
+        match self.claims.get("aud") {
+            Some(mcp_types::JsonValue::String(one)) => vec![one.as_str()],
+            Some(mcp_types::JsonValue::Array(many)) => many.iter().filter_map(|a| a.as_str()).collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// A claim by name.
@@ -127,6 +184,21 @@ mod tests {
         let r = call(&server, "who", None).await;
         assert_eq!(r["error"]["code"], -32603, "{r}");
         assert!(r["error"]["message"].as_str().unwrap().contains("authenticated"), "{r}");
+    }
+
+    #[test]
+    fn the_token_is_kept_only_when_given_and_never_shown() {
+        let p = Principal::new(None, Some("alice".into()), None);
+        assert!(p.access_token().is_none());
+        let p = p.with_access_token(super::AccessToken::new("s3cr3t", false));
+        assert_eq!(p.access_token().map(|t| t.secret()), Some("s3cr3t"));
+        assert!(!format!("{p:?}").contains("s3cr3t"), "{p:?}");
+        let mut claims = mcp_types::JsonObject::new();
+        claims.insert("aud".into(), json!(["https://a", "https://b", 3]));
+        assert_eq!(p.clone().with_claims(claims).audiences(), ["https://a", "https://b"]);
+        let mut claims = mcp_types::JsonObject::new();
+        claims.insert("aud".into(), json!("https://a"));
+        assert_eq!(p.with_claims(claims).audiences(), ["https://a"]);
     }
 
     #[test]

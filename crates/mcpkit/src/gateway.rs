@@ -277,11 +277,14 @@ async fn serve_http(
         Ok(bound) => bound,
         Err(e) => return fail(e),
     };
-    let http = match args.auth.http_config(bound.local_addr()) {
+    let mut http = match args.auth.http_config(bound.local_addr()) {
         // Replicas with the same key serve each other's legacy sessions.
         Ok(config) => config.session_key(session_key),
         Err(e) => return fail(e),
     };
+    // Each verified token is kept with its principal, for the upstreams configured to see the
+    // caller's credentials (passthrough, token exchange); the others never receive it.
+    http.auth = http.auth.map(|auth| auth.keep_tokens(true));
     let limits = mcp_http::ConnectionLimits::of(&http);
     let mcp = mcp_http::McpHttp::new(gateway.server(), http);
     let status_gateway = gateway.clone();

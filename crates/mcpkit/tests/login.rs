@@ -381,3 +381,133 @@ fn a_gateway_upstream_uses_the_stored_login() {
     let logs = gateway.stderr();
     assert!(tokens.iter().all(|t| !logs.contains(t.as_str())), "a token in the gateway's output");
 }
+
+/// A client of the gateway presenting `token`.
+async fn gateway_client(url: &str, token: &str) -> mcp_client::Client {
+    use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
+    let http = HttpConfig::new(url.to_owned()).header(
+        HeaderName::from_static("authorization"),
+        HeaderValue::from_str(&format!("Bearer {token}")).unwrap(),
+    );
+    mcp_client::ClientBuilder::new("credentials-test", "1")
+        .connect_http(http)
+        .await
+        .expect("connect to the gateway")
+}
+
+/// The `tools/call` lines of a `--request-log --log-format json` server's stderr.
+fn call_lines(process: &ListeningProcess) -> Vec<serde_json::Value> {
+    process
+        .stderr()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["target"] == "mcp_server::request" && v["method"] == "tools/call")
+        .collect()
+}
+
+/// An upstream configured to see who calls receives, for each call, the caller's own token
+/// (`passthrough`, only when the token names the upstream) or one the authorization server
+/// exchanged for it (`token-exchange`, RFC 8693, asked once and cached); the gateway's own
+/// requests (handshake, lists) keep its own credential; no token shows in the gateway's output.
+#[test]
+fn the_upstream_sees_the_caller_through_passthrough_or_token_exchange() {
+    let auth = AuthServer::start();
+    let upstream = support::serve_http(&[
+        "--auth-issuer",
+        &auth.issuer,
+        "--auth-scope",
+        "mcp:tools",
+        "--request-log",
+        "--log-format",
+        "json",
+    ]);
+    let up = upstream.url().to_owned();
+    let temp = TempDir::new();
+    let config = temp.0.join("gateway.toml");
+    let quoted = |s: &str| serde_json::to_string(s).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[servers.pass]\nurl = {up}\ncredentials = \"passthrough\"\n\
+             headers = {{ Authorization = \"Bearer ${{env:GATEWAY_TOKEN}}\" }}\n\n\
+             [servers.swap]\nurl = {up}\ncredentials = \"token-exchange\"\ntoken_endpoint = {endpoint}\n\
+             client_id = \"gw\"\nclient_secret = \"${{env:EXCHANGE_SECRET}}\"\n\
+             headers = {{ Authorization = \"Bearer ${{env:GATEWAY_TOKEN}}\" }}\n",
+            up = quoted(&up),
+            endpoint = quoted(&format!("{}/token", auth.issuer)),
+        ),
+    )
+    .unwrap();
+    let gateway_token = auth.mint("the-gateway", &[&up]);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcpkit"));
+    command
+        .args(["gateway", "--config", config.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .args(["--auth-issuer", &auth.issuer])
+        .env("GATEWAY_TOKEN", &gateway_token)
+        .env("EXCHANGE_SECRET", "gw-secret")
+        .env("MCPKIT_CREDENTIALS_DIR", temp.0.join("credentials"))
+        .env("MCPKIT_METRICS", "off")
+        .env_remove("RUST_LOG");
+    let gateway = ListeningProcess::start(command);
+    let gw = gateway.url().to_owned();
+    let alice = auth.mint("alice", &[&gw, &up]);
+    let bob = auth.mint("bob", &[&gw]);
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = gateway_client(&gw, &alice).await;
+        let tools = client.list_all_tools().await.expect("list");
+        let name = |prefix: &str| {
+            tools
+                .iter()
+                .map(|t| t.name.clone())
+                .find(|n| n.starts_with(prefix) && n.ends_with("echo"))
+                .unwrap_or_else(|| {
+                    panic!("no {prefix} echo in {:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>())
+                })
+        };
+        let (pass, swap) = (name("pass"), name("swap"));
+
+        // Passthrough: alice's token names the upstream, so it is what the upstream sees.
+        let result =
+            client.call_tool(&pass, serde_json::json!({"text": "one"})).await.expect("passthrough call");
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        // Token exchange: once for alice, then from the cache.
+        for text in ["two", "three"] {
+            let result =
+                client.call_tool(&swap, serde_json::json!({"text": text})).await.expect("exchange call");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+        }
+        client.close().await;
+
+        // Bob's token is the gateway's alone: never passed on; an exchange would still work.
+        let client = gateway_client(&gw, &bob).await;
+        let refused = client.call_tool(&pass, serde_json::json!({"text": "four"})).await.unwrap_err();
+        let text = refused.to_string();
+        assert!(text.contains("not meant for it"), "{text}");
+        let result =
+            client.call_tool(&swap, serde_json::json!({"text": "five"})).await.expect("bob's exchange");
+        assert_ne!(result.is_error, Some(true), "{result:?}");
+        client.close().await;
+    });
+
+    let calls = call_lines(&upstream);
+    let subjects: Vec<&str> = calls.iter().filter_map(|l| l["subject"].as_str()).collect();
+    assert_eq!(subjects, ["alice", "alice", "alice", "bob"], "{calls:?}");
+    let exchanges = auth.record().exchanges.clone();
+    assert_eq!(
+        exchanges,
+        [("alice".to_owned(), up.clone()), ("bob".to_owned(), up.clone())],
+        "one exchange per caller, for the upstream"
+    );
+    // The gateway's own requests (its handshake and lists) went with its own token.
+    let own = upstream
+        .stderr()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .any(|v| v["target"] == "mcp_server::request" && v["subject"] == "the-gateway");
+    assert!(own, "no request with the gateway's own token: {}", upstream.stderr());
+    let logs = gateway.stderr();
+    let tokens = auth.record().tokens.clone();
+    assert!(tokens.iter().all(|t| !logs.contains(t.as_str())), "a token in the gateway's output: {logs}");
+}

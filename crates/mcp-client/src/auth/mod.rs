@@ -60,6 +60,7 @@
 //! logged.
 
 mod error;
+mod exchange;
 mod fetch;
 mod oauth;
 mod prompt;
@@ -73,6 +74,7 @@ use mcp_auth::jose::{Algorithm, SigningKey};
 use reqwest::Url;
 
 pub use error::AuthError;
+pub use exchange::TokenExchange;
 pub use oauth::OAuthClient;
 pub use prompt::{AuthorizationPrompt, NoFollowPrompt};
 pub use store::{ClientRegistration, CredentialStore, MemoryStore, StoredTokens};

@@ -11,7 +11,7 @@ use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderName};
 use reqwest::{Method, Url};
 
 mod discovery;
-mod grants;
+pub(crate) mod grants;
 mod registration;
 
 use super::fetch::{FetchPolicy, Fetcher, is_loopback_host, sensitive};

@@ -538,7 +538,8 @@ impl Inner {
             let version = self.version();
             let id = self.engine.next_id();
             let body = self.encode(&id, method, params, input, version, options)?;
-            let headers = self.headers(method, params, version);
+            let mut headers = self.headers(method, params, version);
+            headers.authorization = options.authorization.clone();
             let send_options = SendOptions {
                 timeout: if options.untimed { None } else { options.timeout.or(self.config.request_timeout) },
                 max_timeout: options.max_timeout.or(if options.untimed {

@@ -26,6 +26,7 @@ pub struct RequestOptions {
     pub(crate) client_capabilities: Option<mcp_types::ClientCapabilities>,
     pub(crate) pass_input_required: bool,
     pub(crate) tag: Option<crate::handler::Tag>,
+    pub(crate) authorization: Option<crate::transport::Credential>,
 }
 
 /// Bounds of the `list_all_*` helpers (and of the listing a `tools/call` makes first to learn
@@ -275,6 +276,16 @@ impl RequestOptions {
     /// request caused it.
     pub fn tag(mut self, tag: crate::handler::Tag) -> Self {
         self.tag = Some(tag);
+        self
+    }
+
+    /// Sends this request (over HTTP) with `credential` as its `Authorization`, instead of the
+    /// transport's own authorization: for a client acting for a caller whose credential it
+    /// holds on purpose (a gateway passing its caller's token on, audience checked, or one
+    /// exchanged for it). A refusal (`401`/`403`) fails the request; no login is attempted.
+    /// Other transports ignore it.
+    pub fn authorization(mut self, credential: crate::transport::Credential) -> Self {
+        self.authorization = Some(credential);
         self
     }
 

@@ -134,6 +134,34 @@ pub struct RequestHeaders {
     pub name: Option<String>,
     /// `Mcp-Param-<Name>` headers: `(Name, value)`.
     pub params: Vec<(String, String)>,
+    /// The `Authorization` of this one request, in every era, instead of the transport's own
+    /// ([`http::HttpAuth`] is not asked, and a refusal is not retried): for a client acting
+    /// for a caller whose credential it holds on purpose (a gateway passing its caller's token
+    /// on, or one exchanged for it).
+    pub authorization: Option<Credential>,
+}
+
+/// An HTTP `Authorization` value (`Bearer …`) for one request. Its `Debug` never shows it; the
+/// transports send it marked sensitive, so no log shows it either.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credential(std::sync::Arc<str>);
+
+impl Credential {
+    /// `Bearer TOKEN`.
+    pub fn bearer(token: &str) -> Self {
+        Credential(format!("Bearer {token}").into())
+    }
+
+    /// The whole header value. Sensitive: never log it.
+    pub fn value(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credential(***)")
+    }
 }
 
 /// Why one message could not be delivered, or why the transport ended.

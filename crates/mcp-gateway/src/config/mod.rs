@@ -183,6 +183,81 @@ pub struct UpstreamConfig {
     /// A stdio child gets the gateway's whole environment (`inherit_env = true`), not only
     /// `mcp_client::transport::stdio::StdioCommand::MINIMAL_ENV` and its `env`.
     pub inherit_env: bool,
+    /// What an HTTP upstream is shown of who is calling (`credentials`).
+    pub credentials: Credentials,
+}
+
+/// The credentials an HTTP upstream receives (`credentials = "…"`). Whatever the mode, the
+/// entry's `headers` go with every request; the caller's own token is never forwarded unless
+/// the mode is `passthrough`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Credentials {
+    /// `"gateway"` (the default): the gateway's own — its `headers`, and the token `mcpkit
+    /// login` stored for the upstream's URL, if any.
+    #[default]
+    Gateway,
+    /// `"none"`: only the `headers`; no stored login is used.
+    None,
+    /// `"passthrough"`: each request made for a caller carries the caller's own access token,
+    /// and only when that token names `audience` (by default the upstream's URL) among its
+    /// audiences; DPoP-bound tokens are never passed on. The gateway's own requests (its
+    /// handshake, lists and subscriptions) use its own credentials, as with `Gateway`.
+    Passthrough {
+        /// The audience the caller's token must name.
+        audience: String,
+    },
+    /// `"token-exchange"`: each request made for a caller carries a token the authorization
+    /// server issued in exchange for the caller's (RFC 8693), cached until it expires.
+    TokenExchange(Exchange),
+}
+
+impl Credentials {
+    /// The spelling in the configuration file.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Credentials::Gateway => "gateway",
+            Credentials::None => "none",
+            Credentials::Passthrough { .. } => "passthrough",
+            Credentials::TokenExchange(_) => "token-exchange",
+        }
+    }
+
+    /// Whether requests made for a caller carry a credential of the caller's (so the
+    /// downstream transport must keep each verified token).
+    pub fn per_caller(&self) -> bool {
+        matches!(self, Credentials::Passthrough { .. } | Credentials::TokenExchange(_))
+    }
+}
+
+/// Where and how a caller's token is exchanged (RFC 8693).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The authorization server's token endpoint (`token_endpoint`).
+    pub token_endpoint: String,
+    /// The gateway's client id there (`client_id`).
+    pub client_id: String,
+    /// Its client secret (`client_secret`, from `${env:…}` or `${file:…}`); `None`: a public
+    /// client.
+    pub client_secret: Option<String>,
+    /// The `resource` asked for: the upstream's URL.
+    pub resource: String,
+    /// The `audience` asked for (`audience`), if the authorization server wants one.
+    pub audience: Option<String>,
+    /// The `scope` asked for (`scope`).
+    pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for Exchange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exchange")
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "***"))
+            .field("resource", &self.resource)
+            .field("audience", &self.audience)
+            .field("scope", &self.scope)
+            .finish()
+    }
 }
 
 impl UpstreamConfig {
@@ -214,6 +289,7 @@ impl UpstreamConfig {
             protocol_version: None,
             sharing: Sharing::Shared,
             inherit_env: false,
+            credentials: Credentials::Gateway,
         }
     }
 

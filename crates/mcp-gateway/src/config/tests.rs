@@ -151,6 +151,7 @@ fn toml_full_example() {
         protocol_version: Some("2025-11-25".into()),
         sharing: Sharing::PerSession,
         inherit_env: true,
+        credentials: Credentials::Gateway,
     };
     assert_eq!(files, &expected);
     assert_eq!(files.effective_prefix(), "fs");
@@ -420,4 +421,56 @@ fn a_secret_can_come_from_a_file() {
     let missing = "[servers.r]\nurl = \"https://h/mcp\"\nheaders = { A = \"${file:nope}\" }\n";
     let e = parse_at(missing, Format::Toml, Some(&dir), &env_of(&[])).unwrap_err().to_string();
     assert_has(&e, &["headers", "${file:", "cannot be read"]);
+}
+
+#[test]
+fn credentials_modes() {
+    let config = toml_ok("[servers.a]\nurl = \"https://a.example/mcp\"\n");
+    assert_eq!(config.upstreams[0].credentials, Credentials::Gateway);
+    let config = toml_ok("[servers.a]\nurl = \"https://a.example/mcp\"\ncredentials = \"none\"\n");
+    assert_eq!(config.upstreams[0].credentials, Credentials::None);
+    let config = toml_ok("[servers.a]\nurl = \"https://a.example/mcp\"\ncredentials = \"passthrough\"\n");
+    assert_eq!(
+        config.upstreams[0].credentials,
+        Credentials::Passthrough { audience: "https://a.example/mcp".into() },
+        "the audience defaults to the upstream's URL"
+    );
+    let config = toml_ok(
+        "[servers.a]\nurl = \"https://a.example/mcp\"\ncredentials = \"passthrough\"\naudience = \"api://a\"\n",
+    );
+    assert_eq!(config.upstreams[0].credentials, Credentials::Passthrough { audience: "api://a".into() });
+
+    let text = "[servers.a]\nurl = \"https://a.example/mcp\"\ncredentials = \"token-exchange\"\n\
+                token_endpoint = \"https://as.example/token\"\nclient_id = \"gw\"\n\
+                client_secret = \"${env:SECRET}\"\nscope = \"read\"\n";
+    let config = parse(text, Format::Toml, &env_of(&[("SECRET", "s3cr3t")])).unwrap();
+    let Credentials::TokenExchange(x) = &config.upstreams[0].credentials else { panic!("{config:?}") };
+    assert_eq!(x.token_endpoint, "https://as.example/token");
+    assert_eq!(x.client_id, "gw");
+    assert_eq!(x.client_secret.as_deref(), Some("s3cr3t"));
+    assert_eq!(x.resource, "https://a.example/mcp");
+    assert_eq!(x.scope.as_deref(), Some("read"));
+    assert!(!format!("{config:?}").contains("s3cr3t"), "the secret in Debug");
+
+    for (text, expected) in [
+        ("[servers.a]\ncommand = \"x\"\ncredentials = \"passthrough\"\n", "is for HTTP upstreams"),
+        ("[servers.a]\nurl = \"https://a/mcp\"\ncredentials = \"always\"\n", "unknown value"),
+        (
+            "[servers.a]\nurl = \"https://a/mcp\"\ncredentials = \"token-exchange\"\nclient_id = \"gw\"\n",
+            "token_endpoint",
+        ),
+        (
+            "[servers.a]\nurl = \"https://a/mcp\"\ncredentials = \"token-exchange\"\ntoken_endpoint = \"https://as/t\"\n",
+            "client_id",
+        ),
+        (
+            "[servers.a]\nurl = \"https://a/mcp\"\ncredentials = \"token-exchange\"\ntoken_endpoint = \"as/t\"\nclient_id = \"g\"\n",
+            "not an http",
+        ),
+        ("[servers.a]\nurl = \"https://a/mcp\"\ntoken_endpoint = \"https://as/t\"\n", "token-exchange"),
+        ("[servers.a]\nurl = \"https://a/mcp\"\naudience = \"x\"\n", "passthrough"),
+    ] {
+        let e = toml_err(text);
+        assert!(e.contains(expected), "{text}: {e}");
+    }
 }

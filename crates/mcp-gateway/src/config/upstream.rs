@@ -8,7 +8,7 @@ use mcp_types::ProtocolVersion;
 
 use super::document::Fields;
 use super::expand::{Expander, read_env_file};
-use super::{ConfigError, Sharing, Start, Transport, UpstreamConfig};
+use super::{ConfigError, Credentials, Exchange, Sharing, Start, Transport, UpstreamConfig};
 
 /// The transport an entry asks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -95,7 +95,102 @@ pub(crate) fn read(
         }
         upstream.protocol_version = Some(version.to_owned());
     }
+    upstream.credentials = read_credentials(f, x, &upstream.transport)?;
     Ok(Some(upstream))
+}
+
+/// `credentials` and the members of its mode (`audience`, `token_endpoint`, `client_id`,
+/// `client_secret`, `scope`).
+fn read_credentials(
+    f: &Fields<'_>,
+    x: &Expander<'_>,
+    transport: &Transport,
+) -> Result<Credentials, ConfigError> {
+    let name = f.upstream.unwrap_or_default();
+    let audience = f.string("audience")?;
+    let token_endpoint = f.string("token_endpoint")?;
+    let client_id = f.string("client_id")?;
+    let client_secret = f.string("client_secret")?;
+    let scope = f.string("scope")?;
+    let mode = f.string("credentials")?.unwrap_or("gateway");
+    let url = match transport {
+        Transport::Http { url, .. } | Transport::Sse { url, .. } => Some(url.as_str()),
+        Transport::Stdio { .. } => None,
+    };
+    let expand = |value: Option<&str>, field: &str| value.map(|v| x.expand(v, name, field)).transpose();
+    let exchange_only = [
+        ("token_endpoint", token_endpoint.is_some()),
+        ("client_id", client_id.is_some()),
+        ("client_secret", client_secret.is_some()),
+        ("scope", scope.is_some()),
+    ];
+    if mode != "token-exchange"
+        && let Some((field, _)) = exchange_only.iter().find(|(_, given)| *given)
+    {
+        return Err(f.invalid(field, "is for `credentials = \"token-exchange\"`".to_owned()));
+    }
+    if audience.is_some() && !matches!(mode, "passthrough" | "token-exchange") {
+        return Err(
+            f.invalid("audience", "is for `credentials = \"passthrough\"` or \"token-exchange\"".to_owned())
+        );
+    }
+    let per_caller = |mode: &str| -> Result<&str, ConfigError> {
+        url.ok_or_else(|| {
+            f.invalid(
+                "credentials",
+                format!("{mode:?} is for HTTP upstreams (a `url`): a stdio server is not sent tokens"),
+            )
+        })
+    };
+    Ok(match mode {
+        "gateway" => Credentials::Gateway,
+        "none" => Credentials::None,
+        "passthrough" => {
+            let url = per_caller(mode)?;
+            let audience = expand(audience, "audience")?.unwrap_or_else(|| url.to_owned());
+            Credentials::Passthrough { audience }
+        }
+        "token-exchange" => {
+            let url = per_caller(mode)?;
+            let Some(endpoint) = expand(token_endpoint, "token_endpoint")? else {
+                return Err(f.invalid(
+                    "token_endpoint",
+                    "is needed with `credentials = \"token-exchange\"`".to_owned(),
+                ));
+            };
+            if !is_http_url(&endpoint) {
+                return Err(
+                    f.invalid("token_endpoint", format!("{endpoint:?} is not an http:// or https:// URL"))
+                );
+            }
+            let Some(client_id) = expand(client_id, "client_id")?.filter(|c| !c.is_empty()) else {
+                return Err(
+                    f.invalid("client_id", "is needed with `credentials = \"token-exchange\"`".to_owned())
+                );
+            };
+            Credentials::TokenExchange(Exchange {
+                token_endpoint: endpoint,
+                client_id,
+                client_secret: expand(client_secret, "client_secret")?.filter(|s| !s.is_empty()),
+                resource: url.to_owned(),
+                audience: expand(audience, "audience")?,
+                scope: expand(scope, "scope")?,
+            })
+        }
+        other => {
+            return Err(f.invalid(
+                "credentials",
+                format!("unknown value {other:?} (gateway, none, passthrough, token-exchange)"),
+            ));
+        }
+    })
+}
+
+/// `http://` or `https://` and something after it.
+fn is_http_url(url: &str) -> bool {
+    ["http://", "https://"]
+        .iter()
+        .any(|s| url.len() > s.len() && url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s)))
 }
 
 fn read_rename(f: &Fields<'_>) -> Result<BTreeMap<String, String>, ConfigError> {
@@ -201,10 +296,7 @@ fn read_transport(
     }
 
     let url = x.expand(url.unwrap_or_default(), name, "url")?;
-    let scheme_ok = ["http://", "https://"]
-        .iter()
-        .any(|s| url.len() > s.len() && url.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s)));
-    if !scheme_ok {
+    if !is_http_url(&url) {
         return Err(f.invalid("url", format!("{url:?} is not an http:// or https:// URL")));
     }
     let headers = expand_map(headers, "headers")?;

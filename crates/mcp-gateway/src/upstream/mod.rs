@@ -101,6 +101,9 @@ pub(crate) struct Upstream {
     /// What authorizes an HTTP upstream's requests (kept across reconnections: a refreshed
     /// token stays refreshed).
     auth: Option<Arc<dyn mcp_client::transport::http::HttpAuth>>,
+    /// What authorizes the requests made for a caller, when the upstream is to see the
+    /// caller's credentials (`passthrough`, `token-exchange`).
+    pub(crate) caller_credentials: Option<Arc<crate::credentials::CallerCredentials>>,
     /// The supervisor task, awaited by [`Upstream::close`].
     supervisor: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
@@ -115,6 +118,7 @@ impl Upstream {
         events: Events,
     ) -> Arc<Upstream> {
         let state = UpstreamState::Starting;
+        let caller_credentials = crate::credentials::CallerCredentials::of(&config);
         let upstream = Arc::new(Upstream {
             slots: Semaphore::new(config.max_concurrency),
             breaker: breaker::Breaker::new(config.breaker_failures, config.breaker_cooldown),
@@ -137,6 +141,7 @@ impl Upstream {
             retries: AtomicU64::new(0),
             following: watch::Sender::new(Arc::default()),
             auth,
+            caller_credentials,
             supervisor: Mutex::new(None),
         });
         let task = tokio::spawn(supervise(upstream.clone()));
@@ -424,6 +429,7 @@ impl Upstream {
         UpstreamStatus {
             name: self.name().to_owned(),
             transport: transport_kind(&self.config.transport).to_owned(),
+            credentials: self.config.credentials.as_str().to_owned(),
             state: life.state,
             protocol_version: life.client.as_ref().map(|c| c.protocol_version().as_str().to_owned()),
             era: life

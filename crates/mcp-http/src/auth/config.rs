@@ -255,6 +255,7 @@ pub struct AuthConfig {
     pub(crate) dpop: Option<DpopConfig>,
     pub(crate) max_document: usize,
     pub(crate) http: reqwest::Client,
+    pub(crate) keep_tokens: bool,
 }
 
 impl AuthConfig {
@@ -274,6 +275,21 @@ impl AuthConfig {
             fetch_timeout: Duration::from_secs(5),
             max_document: 1024 * 1024,
         }
+    }
+
+    /// The same settings, keeping (`true`) or not (the default) each verified access token in
+    /// the request's [`Principal`](mcp_server::Principal) (`Principal::access_token`). Only for a
+    /// server that must present the caller's token to another service on purpose: a gateway
+    /// whose upstream takes the caller's own token (passthrough, audience checked) or exchanges
+    /// it (RFC 8693). Anything else must not pass a client's token on.
+    pub fn keep_tokens(mut self, keep: bool) -> Self {
+        self.keep_tokens = keep;
+        self
+    }
+
+    /// Whether verified access tokens are kept in the principal ([`AuthConfig::keep_tokens`]).
+    pub fn keeps_tokens(&self) -> bool {
+        self.keep_tokens
     }
 
     /// The resource identifier.
@@ -499,6 +515,7 @@ impl AuthConfigBuilder {
             dpop,
             max_document: self.max_document,
             http,
+            keep_tokens: false,
             resource: self.resource,
             resource_url,
         })

@@ -202,7 +202,11 @@ impl Authenticator {
             }
             _ => {}
         }
-        let principal = principal_of(claims, jkt);
+        let mut principal = principal_of(claims, jkt);
+        if self.config.keep_tokens {
+            let bound = principal.jkt.is_some();
+            principal = principal.with_access_token(mcp_server::AccessToken::new(token, bound));
+        }
         let key = binding_key(&principal).ok_or_else(|| {
             Denial::InvalidToken(scheme, "the token names neither a subject nor a client".into())
         })?;

@@ -3,7 +3,8 @@
 //! redirect URI with `code`, `state` and `iss`), a token endpoint issuing ES256 JWT access
 //! tokens for the requested resource, and its JWKS. It checks what it is sent: the client id,
 //! the redirect URI (any port on loopback, RFC 8252 §7.3), the PKCE challenge and verifier,
-//! the resource.
+//! the resource. Its token endpoint also exchanges the tokens it issued (RFC 8693) for the
+//! client `gw` (secret `gw-secret`), and a test can mint tokens directly ([`AuthServer::mint`]).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -30,6 +31,10 @@ pub(crate) struct Record {
     pub(crate) tokens: Vec<String>,
     /// How many authorization requests were approved.
     pub(crate) authorizations: usize,
+    /// The subject of each token issued: token → `sub`.
+    subjects: HashMap<String, String>,
+    /// Every token exchange: (subject, resource).
+    pub(crate) exchanges: Vec<(String, String)>,
 }
 
 struct Grant {
@@ -85,6 +90,34 @@ impl AuthServer {
     pub(crate) fn record(&self) -> MutexGuard<'_, Record> {
         self.shared.record.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// An access token for `sub`, meant for `audiences`, with the scope `mcp:tools`.
+    pub(crate) fn mint(&self, sub: &str, audiences: &[&str]) -> String {
+        issue(&self.shared, sub, json!(audiences), "test-client", Some("mcp:tools"))
+    }
+}
+
+/// Signs an access token and records it.
+fn issue(shared: &Shared, sub: &str, aud: Value, client_id: &str, scope: Option<&str>) -> String {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let mut claims = Map::new();
+    claims.insert("iss".into(), json!(shared.issuer));
+    claims.insert("sub".into(), json!(sub));
+    claims.insert("aud".into(), aud);
+    claims.insert("client_id".into(), json!(client_id));
+    claims.insert("iat".into(), json!(now));
+    claims.insert("exp".into(), json!(now + 3600));
+    claims.insert("jti".into(), json!(random()));
+    if let Some(scope) = scope {
+        claims.insert("scope".into(), json!(scope));
+    }
+    let mut jwt_header = Map::new();
+    jwt_header.insert("typ".into(), json!("at+jwt"));
+    let access_token = shared.key.sign_jwt(&jwt_header, &claims).expect("sign");
+    let mut record = record(shared);
+    record.tokens.push(access_token.clone());
+    record.subjects.insert(access_token.clone(), sub.to_owned());
+    access_token
 }
 
 fn record(shared: &Shared) -> MutexGuard<'_, Record> {
@@ -185,8 +218,15 @@ async fn authorize(State(shared): State<Arc<Shared>>, Query(q): Query<HashMap<St
     (StatusCode::FOUND, [(header::LOCATION, location.to_string())]).into_response()
 }
 
-async fn token(State(shared): State<Arc<Shared>>, Form(form): Form<HashMap<String, String>>) -> Response {
+async fn token(
+    State(shared): State<Arc<Shared>>,
+    headers: axum::http::HeaderMap,
+    Form(form): Form<HashMap<String, String>>,
+) -> Response {
     let param = |name: &str| form.get(name).cloned().unwrap_or_default();
+    if param("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange" {
+        return exchange(&shared, &headers, &form);
+    }
     if param("grant_type") != "authorization_code" {
         return refuse(StatusCode::BAD_REQUEST, "unsupported_grant_type", "authorization_code only");
     }
@@ -202,27 +242,59 @@ async fn token(State(shared): State<Arc<Shared>>, Form(form): Form<HashMap<Strin
     if grant.resource != param("resource") {
         return refuse(StatusCode::BAD_REQUEST, "invalid_target", "resource mismatch");
     }
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs();
-    let mut claims = Map::new();
-    claims.insert("iss".into(), json!(shared.issuer));
-    claims.insert("sub".into(), json!("test-user"));
-    claims.insert("aud".into(), json!(grant.resource));
-    claims.insert("client_id".into(), json!(grant.client_id));
-    claims.insert("iat".into(), json!(now));
-    claims.insert("exp".into(), json!(now + 3600));
-    claims.insert("jti".into(), json!(random()));
-    if let Some(scope) = &grant.scope {
-        claims.insert("scope".into(), json!(scope));
-    }
-    let mut jwt_header = Map::new();
-    jwt_header.insert("typ".into(), json!("at+jwt"));
-    let access_token = shared.key.sign_jwt(&jwt_header, &claims).expect("sign");
-    record(&shared).tokens.push(access_token.clone());
+    let access_token =
+        issue(&shared, "test-user", json!(grant.resource), &grant.client_id, grant.scope.as_deref());
     let mut answer = json!({ "access_token": access_token, "token_type": "Bearer", "expires_in": 3600 });
     if let Some(scope) = grant.scope {
         answer["scope"] = json!(scope);
     }
     ([(header::CACHE_CONTROL, "no-store")], Json(answer)).into_response()
+}
+
+/// RFC 8693: a token this server issued, presented by the client `gw` (HTTP Basic), for a new
+/// one meant for `resource` alone, with the same subject.
+fn exchange(shared: &Shared, headers: &axum::http::HeaderMap, form: &HashMap<String, String>) -> Response {
+    let param = |name: &str| form.get(name).cloned().unwrap_or_default();
+    let basic = format!("Basic {}", base64_encode(b"gw:gw-secret"));
+    if headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) != Some(basic.as_str()) {
+        return refuse(StatusCode::UNAUTHORIZED, "invalid_client", "client authentication failed");
+    }
+    let access = "urn:ietf:params:oauth:token-type:access_token";
+    if param("subject_token_type") != access || param("requested_token_type") != access {
+        return refuse(StatusCode::BAD_REQUEST, "invalid_request", "access tokens only");
+    }
+    let Some(subject) = record(shared).subjects.get(&param("subject_token")).cloned() else {
+        return refuse(StatusCode::BAD_REQUEST, "invalid_grant", "unknown subject token");
+    };
+    let resource = param("resource");
+    if resource.is_empty() {
+        return refuse(StatusCode::BAD_REQUEST, "invalid_target", "no resource");
+    }
+    record(shared).exchanges.push((subject.clone(), resource.clone()));
+    let access_token = issue(shared, &subject, json!(resource), "gw", Some("mcp:tools"));
+    let answer = json!({
+        "access_token": access_token,
+        "issued_token_type": access,
+        "token_type": "Bearer",
+        "expires_in": 3600,
+    });
+    ([(header::CACHE_CONTROL, "no-store")], Json(answer)).into_response()
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 async fn jwks(State(shared): State<Arc<Shared>>) -> Json<JwkSet> {

@@ -384,7 +384,7 @@ fn push_scope(form: &mut Vec<(&str, String)>, scope: Option<&str>) {
 }
 
 /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
-fn basic(client_id: &str, secret: &str) -> String {
+pub(crate) fn basic(client_id: &str, secret: &str) -> String {
     let credentials = format!("{}:{}", form_escape(client_id), form_escape(secret));
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(credentials))
 }

@@ -12,7 +12,7 @@ use reqwest::{Method, Response, Url};
 use super::auth::{Refusal, is_refusal};
 use super::config::HttpConfig;
 use super::sse::{SseError, SseEvent, SseParser};
-use crate::transport::{Deadline, Inbound, InboundSender, TransportError};
+use crate::transport::{Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, TransportError};
 use crate::wire;
 
 pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -142,7 +142,7 @@ impl HttpCore {
         }
     }
 
-    async fn send_once(
+    pub(crate) async fn send_once(
         &self,
         method: Method,
         url: &Url,
@@ -198,6 +198,28 @@ fn build_client(connect_timeout: Duration) -> Result<reqwest::Client, TransportE
 
 /// Maps a failed `send` of reqwest: a connection that was never made means the request was
 /// never sent; anything later may have reached the server.
+/// Whether `message` carries its own `Authorization` ([`RequestHeaders::authorization`]): then
+/// the transport's [`HttpAuth`](super::HttpAuth) is neither asked nor told of a refusal.
+///
+/// [`RequestHeaders::authorization`]: crate::transport::RequestHeaders::authorization
+pub(crate) fn per_request_authorization(message: &Outgoing) -> bool {
+    matches!(&message.kind, OutgoingKind::Request { headers, .. } if headers.authorization.is_some())
+}
+
+/// Puts `message`'s own `Authorization`, if it has one, into `headers`, marked sensitive.
+pub(crate) fn add_authorization(headers: &mut HeaderMap, message: &Outgoing) -> Result<(), TransportError> {
+    if let OutgoingKind::Request { headers: routing, .. } = &message.kind
+        && let Some(credential) = &routing.authorization
+    {
+        let mut value = HeaderValue::from_str(credential.value()).map_err(|_| {
+            TransportError::NotSent("the request's Authorization value is not a valid header".into())
+        })?;
+        value.set_sensitive(true);
+        headers.insert(header::AUTHORIZATION, value);
+    }
+    Ok(())
+}
+
 pub(crate) fn send_error(e: reqwest::Error) -> TransportError {
     let not_sent = e.is_connect() || e.is_builder();
     let text = error_text(e);

@@ -10,8 +10,8 @@ use reqwest::header::{self, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 use super::common::{
-    EVENT_STREAM, HttpCore, Inbox, JSON, SseEvents, StreamEnd, http_error, media_type, read_bounded,
-    send_error,
+    EVENT_STREAM, HttpCore, Inbox, JSON, SseEvents, StreamEnd, add_authorization, http_error, media_type,
+    per_request_authorization, read_bounded, send_error,
 };
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
@@ -207,8 +207,13 @@ impl Transport for HttpSseTransport {
             }
             let mut headers = self.shared.core.headers();
             headers.insert(header::CONTENT_TYPE, JSON);
-            let mut response =
-                self.shared.core.send(Method::POST, &self.endpoint, headers, Some(message.body)).await?;
+            add_authorization(&mut headers, &message)?;
+            let core = &self.shared.core;
+            let mut response = if per_request_authorization(&message) {
+                core.send_once(Method::POST, &self.endpoint, headers, Some(message.body)).await?
+            } else {
+                core.send(Method::POST, &self.endpoint, headers, Some(message.body)).await?
+            };
             if !response.status().is_success() {
                 return Err(http_error(response, self.shared.core.config.max_error_body).await);
             }

@@ -30,7 +30,7 @@ use tokio::task::AbortHandle;
 
 use super::common::{
     HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
-    ReadError, SseEvents, http_error, media_type, read_bounded,
+    ReadError, SseEvents, add_authorization, http_error, media_type, per_request_authorization, read_bounded,
 };
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
@@ -281,6 +281,7 @@ impl Shared {
         headers.insert(header::CONTENT_TYPE, JSON);
         headers.insert(header::ACCEPT, JSON_OR_EVENT_STREAM);
         self.add_session_headers(&mut headers, message.protocol_version);
+        add_authorization(&mut headers, message)?;
         if message.protocol_version.is_some_and(ProtocolVersion::is_modern) {
             let method = match &message.kind {
                 OutgoingKind::Request { method, .. } | OutgoingKind::Notification { method } => Some(method),
@@ -321,8 +322,12 @@ impl Shared {
     /// POSTs a message; a 2xx answer is returned with its session id captured.
     async fn post(&self, message: &Outgoing) -> Result<Response, TransportError> {
         let headers = self.post_headers(message)?;
-        let response =
-            self.core.send(Method::POST, &self.core.url, headers, Some(message.body.clone())).await?;
+        let body = Some(message.body.clone());
+        let response = if per_request_authorization(message) {
+            self.core.send_once(Method::POST, &self.core.url, headers, body).await?
+        } else {
+            self.core.send(Method::POST, &self.core.url, headers, body).await?
+        };
         if !response.status().is_success() {
             return Err(http_error(response, self.core.config.max_error_body).await);
         }
