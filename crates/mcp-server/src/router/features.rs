@@ -20,6 +20,7 @@ use crate::call::{AskState, Call};
 use crate::completion::CompletionRequest;
 use crate::extract::Rejection;
 use crate::policy::{Decision, Item, Question};
+use crate::principal::Principal;
 use crate::prompts::PromptFailure;
 use crate::resources::ReadFailure;
 use crate::server::Server;
@@ -51,7 +52,7 @@ impl Ctx<'_> {
     fn list_cache<T: Cacheable>(&self, result: &mut T) {
         if self.modern() {
             let cache = &self.server.inner.config.cache;
-            result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
+            result.cache(cache.list_ttl.as_millis() as u64, self.server.list_scope());
         }
         if let Some(extra) = self.server.inner.list_meta.load().as_deref() {
             result.add_meta(extra);
@@ -410,11 +411,76 @@ impl Server {
 /// The policy's view of a request (`crate::policy`).
 impl Server {
     /// Whether the caller of `ctx` may see `item` (always, without a policy).
+    /// The cache scope of lists and discovery: the configured one, but `private` whenever a
+    /// policy decides what each caller sees (a shared cache must not hand one caller's list to
+    /// another).
+    pub(super) fn list_scope(&self) -> mcp_types::CacheScope {
+        match &self.inner.policy {
+            Some(_) => mcp_types::CacheScope::Private,
+            None => self.inner.config.cache.list_scope.clone(),
+        }
+    }
+
+    /// The capabilities `ctx`'s caller is told of: without a policy, all the server's; with
+    /// one, a feature whose every item the policy hides from this caller is left out (a
+    /// feature with no items yet is kept: they may come), and completions with prompts and
+    /// resources both gone.
+    pub(super) fn capabilities_for(
+        &self,
+        principal: Option<&Principal>,
+        modern: bool,
+    ) -> mcp_types::ServerCapabilities {
+        let mut caps = self.inner.capabilities(modern);
+        if self.inner.policy.is_none() {
+            return caps;
+        }
+        let hidden =
+            |count: usize, mut visible: Box<dyn Iterator<Item = bool> + '_>| count > 0 && !visible.any(|v| v);
+        if caps.tools.is_some() {
+            let table = self.inner.tools.load();
+            if hidden(
+                table.entries.len(),
+                Box::new(table.entries.iter().map(|e| self.visible_to(principal, Item::Tool(&e.def)))),
+            ) {
+                caps.tools = None;
+            }
+        }
+        if caps.prompts.is_some() {
+            let table = self.inner.prompts.load();
+            if hidden(
+                table.entries.len(),
+                Box::new(table.entries.iter().map(|e| self.visible_to(principal, Item::Prompt(&e.def)))),
+            ) {
+                caps.prompts = None;
+            }
+        }
+        if caps.resources.is_some() {
+            let table = self.inner.resources.load();
+            let statics = table
+                .statics
+                .iter()
+                .map(|e| self.visible_to(principal, Item::Resource { uri: &e.def.uri, def: Some(&e.def) }));
+            let templates =
+                table.templates.iter().map(|e| self.visible_to(principal, Item::Template(&e.def)));
+            if hidden(table.statics.len() + table.templates.len(), Box::new(statics.chain(templates))) {
+                caps.resources = None;
+            }
+        }
+        if caps.prompts.is_none() && caps.resources.is_none() {
+            caps.completions = None;
+        }
+        caps
+    }
+
     fn visible(&self, ctx: &Ctx<'_>, item: Item<'_>) -> bool {
+        self.visible_to(ctx.principal.as_deref(), item)
+    }
+
+    fn visible_to(&self, principal: Option<&Principal>, item: Item<'_>) -> bool {
         match &self.inner.policy {
             None => true,
             Some(policy) => {
-                let question = Question { principal: ctx.principal.as_deref(), item, arguments: None };
+                let question = Question { principal, item, arguments: None };
                 policy.decide(&question) == Decision::Allow
             }
         }

@@ -16,7 +16,12 @@ use crate::session::LegacySession;
 
 impl Server {
     /// `initialize`: negotiates a legacy revision and opens the connection's session.
-    pub(super) fn initialize(&self, connection: &Arc<Connection>, params: InitializeRequestParams) -> Routed {
+    pub(super) fn initialize(
+        &self,
+        connection: &Arc<Connection>,
+        params: InitializeRequestParams,
+        principal: Option<&crate::principal::Principal>,
+    ) -> Routed {
         let version = self.negotiate(&params.protocol_version).ok_or_else(|| {
             Failure::after_dispatch(ErrorObject::invalid_params(format!(
                 "this server speaks no legacy protocol revision; supported: {}",
@@ -35,8 +40,11 @@ impl Server {
         let session = Arc::new(LegacySession::new(version, params.capabilities, params.client_info));
         connection.set_session(session.clone());
         super::forward_to_session(self.clone(), connection.clone(), session);
-        let mut result =
-            InitializeResult::new(version.as_str(), self.inner.capabilities(false), self.inner.info.clone());
+        let mut result = InitializeResult::new(
+            version.as_str(),
+            self.capabilities_for(principal, false),
+            self.inner.info.clone(),
+        );
         result.instructions = self.inner.instructions.clone();
         serialize(&result).map(Some)
     }
@@ -94,7 +102,7 @@ impl Server {
     pub(super) fn discover(&self, ctx: &Ctx<'_>) -> Routed {
         let mut result = DiscoverResult {
             supported_versions: self.inner.config.versions.iter().map(|v| v.as_str().to_owned()).collect(),
-            capabilities: self.inner.capabilities(true),
+            capabilities: self.capabilities_for(ctx.principal.as_deref(), true),
             instructions: self.inner.instructions.clone(),
             result_type: None,
             ttl_ms: None,
@@ -103,7 +111,7 @@ impl Server {
             extra: Default::default(),
         };
         let cache = &self.inner.config.cache;
-        result.cache(cache.list_ttl.as_millis() as u64, cache.list_scope.clone());
+        result.cache(cache.list_ttl.as_millis() as u64, self.list_scope());
         ctx.finish(result)
     }
 }

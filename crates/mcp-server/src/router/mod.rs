@@ -306,7 +306,9 @@ impl Server {
         if request.is_initialize() {
             // An `initialize` whose params do not decode is answered, not refused (legacy).
             return match request.params {
-                Params::Initialize(params) => self.initialize(connection, params),
+                Params::Initialize(params) => {
+                    self.initialize(connection, params, carried.principal.as_deref())
+                }
                 Params::Invalid(error, _) => Err(Failure::after_dispatch(error)),
                 _ => Err(Failure::after_dispatch(ErrorObject::method_not_found(&request.method))),
             };
