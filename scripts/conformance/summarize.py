@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Summarizes the results of the official MCP conformance suite, both legs (scripts/conformance.sh).
 
-    summarize.py [--require NAME]... [--require-client NAME]... [--expected FILE] [--no-details] OUTDIR...
+    summarize.py [--require NAME]... [--require-client NAME]... [--expected FILE] [--expected-server FILE]
+                 [--no-details] OUTDIR...
 
 Each OUTDIR is one run of one requirement set. Its name says the leg: `client-REV` is one
 `conformance client --requirements REV -o OUTDIR` run, any other name (`REV`) one
@@ -36,6 +37,11 @@ delete its line (the run does not fail). The suite itself, given that file, exit
 listed scenario that passes ("stale baseline") and on a scored scenario with a WARNING; the client
 leg's verdict therefore comes from the checks here, and the suite's exit status is only checked
 against what they say (a mismatch fails: the suite did something this script does not understand).
+
+--expected-server FILE is the same for the server leg (its `server:` list, read here only; the
+suite's server leg is run without a baseline). It is for runs whose server cannot pass a check by
+construction — the conformance fixtures one hop away behind a gateway that bridges them from a
+legacy upstream — each entry with its reason in the file.
 
 For each OUTDIR this prints the suite's own summary lines, the failing checks (id, message,
 details) of every failing scored or required scenario and the warnings of the scored ones, the
@@ -172,8 +178,9 @@ def strip_comment(line: str) -> str:
     return line[: match.start()] if match else line
 
 
-def parse_expected(path: Path) -> Expected:
-    """The tiny YAML subset the file uses: top-level `key:` with `- item` lines or `key: [a, b]`."""
+def parse_expected(path: Path, leg: str = "client") -> Expected:
+    """The tiny YAML subset the file uses: top-level `key:` with `- item` lines or `key: [a, b]`;
+    the list of `leg` is read."""
     text = read_text(path)
     if text is None:
         die(f"summarize: {path} does not exist")
@@ -198,11 +205,12 @@ def parse_expected(path: Path) -> Expected:
         if (match := re.match(r"^\s+-\s+(?P<item>.+)$", line)) and key is not None:
             lists[key].append((unquote(match["item"]), number))
             continue
-        die(f"summarize: {path}:{number}: cannot read {raw.strip()!r} (only `client:` and `- scenario` lines)")
-    unknown = sorted(k for k, items in lists.items() if k != "client" and (k != "server" or items))
+        die(f"summarize: {path}:{number}: cannot read {raw.strip()!r} (only `{leg}:` and `- scenario` lines)")
+    other = "server" if leg == "client" else "client"
+    unknown = sorted(k for k, items in lists.items() if k != leg and (k != other or items))
     if unknown:
-        die(f"summarize: {path}: only a `client:` list is read here, not {', '.join(unknown)}")
-    for item, number in lists.get("client", []):
+        die(f"summarize: {path}: only a `{leg}:` list is read here, not {', '.join(unknown)}")
+    for item, number in lists.get(leg, []):
         scenario, _, check = item.partition(":")
         if not scenario or (_ and not check) or " " in item:
             die(f"summarize: {path}:{number}: {item!r} is not `scenario` or `scenario:check-id`")
@@ -527,10 +535,18 @@ def main() -> int:
         metavar="FILE",
         help="the client leg's --expected-failures file (its `client:` list)",
     )
+    parser.add_argument(
+        "--expected-server",
+        type=Path,
+        metavar="FILE",
+        help="checks the server leg may fail (the file's `server:` list)",
+    )
     parser.add_argument("--no-details", action="store_true", help="only the summary lines")
     args = parser.parse_args()
 
     expected = parse_expected(args.expected) if args.expected else None
+    expected_server = parse_expected(args.expected_server, "server") if args.expected_server else None
+    expectations = {"client": expected, "server": expected_server}
     runs = [load(outdir) for outdir in args.outdirs]
     required = {"server": set(args.require), "client": set(args.require_client)}
     bad = False
@@ -538,7 +554,7 @@ def main() -> int:
     problems: list[str] = []
     for run in runs:
         verdict, failed_required, run_problems = report(
-            run, required[run.leg], expected if run.leg == "client" else None, not args.no_details
+            run, required[run.leg], expectations[run.leg], not args.no_details
         )
         bad = bad or bool(verdict.failed) or bool(run_problems)
         problems += run_problems

@@ -39,11 +39,44 @@ pub(crate) struct Downstream {
     gone: CancellationToken,
     /// Notified when a question was put to the downstream request from another task.
     pub(crate) asked: tokio::sync::Notify,
+    /// Questions put to it that it declared it can answer.
+    declared: std::sync::atomic::AtomicUsize,
 }
 
 impl Downstream {
     pub(crate) fn new(peer: Peer) -> Arc<Downstream> {
-        Arc::new(Downstream { peer, gone: CancellationToken::new(), asked: tokio::sync::Notify::new() })
+        Arc::new(Downstream {
+            peer,
+            gone: CancellationToken::new(),
+            asked: tokio::sync::Notify::new(),
+            declared: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    /// Counts a question the caller can answer.
+    fn declared(&self) {
+        self.declared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A question the caller did not declare it can answer (`what`), which a legacy upstream
+    /// asked because the gateway's shared connection declares everything. A legacy caller
+    /// refuses it as a client without the capability would (`peer` answers so). A modern
+    /// caller: when the upstream asked something the caller can answer along with it (within
+    /// [`GATHERING`]), the upstream could go on without this one — it is refused to the
+    /// upstream, which decides; when it asked nothing else, this is what the upstream needs
+    /// and the caller's request fails with `-32021` naming the capability (`asking` does that).
+    async fn undeclared<T>(
+        &self,
+        what: &str,
+        asking: impl Future<Output = Result<T, ErrorObject>>,
+    ) -> Result<T, ErrorObject> {
+        if self.peer.is_modern() {
+            tokio::time::sleep(GATHERING).await;
+            if self.declared.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+                return Err(undeclared(what));
+            }
+        }
+        asking.await
     }
 }
 
@@ -126,6 +159,20 @@ fn refused(error: AskError) -> ErrorObject {
     }
 }
 
+/// How long a question put to a modern caller from another task (a legacy upstream's own
+/// request) waits before the caller is told: questions the upstream sends together then reach
+/// the caller in one `input_required`, as a modern server would put them.
+const GATHERING: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The refusal of a question the caller did not declare it can answer, as a client without
+/// the capability would answer it.
+fn undeclared(what: &str) -> ErrorObject {
+    ErrorObject::new(
+        mcp_types::code::METHOD_NOT_FOUND,
+        format!("the gateway's client does not support {what}"),
+    )
+}
+
 async fn ask<T>(
     downstream: Arc<Downstream>,
     question: impl Future<Output = Result<T, AskError>>,
@@ -138,6 +185,9 @@ async fn ask<T>(
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(question.as_mut().poll(cx))).await;
     if let std::task::Poll::Ready(answer) = first {
         return answer.map_err(refused);
+    }
+    if DOWNSTREAM.try_with(|_| ()).is_err() {
+        tokio::time::sleep(GATHERING).await;
     }
     downstream.asked.notify_one();
     tokio::select! {
@@ -161,14 +211,25 @@ pub(crate) fn handlers(callers: Weak<Callers>, only: Option<&mcp_types::ClientCa
             async move {
                 let downstream = caller?;
                 let peer = downstream.peer.clone();
+                let declared = peer.capabilities().elicitation.as_ref();
                 match params {
                     ElicitRequestParams::Form(form) => {
                         let k = key("elicit", &form);
-                        ask(downstream, peer.elicit(&k, form)).await
+                        if declared.is_some_and(|e| e.supports_form()) {
+                            downstream.declared();
+                            return ask(downstream, peer.elicit(&k, form)).await;
+                        }
+                        let asking = ask(downstream.clone(), peer.elicit(&k, form));
+                        downstream.undeclared("form elicitation", asking).await
                     }
                     ElicitRequestParams::Url(url) => {
                         let k = key("elicit-url", &url);
-                        ask(downstream, peer.elicit_url(&k, url)).await
+                        if declared.is_some_and(|e| e.supports_url()) {
+                            downstream.declared();
+                            return ask(downstream, peer.elicit_url(&k, url)).await;
+                        }
+                        let asking = ask(downstream.clone(), peer.elicit_url(&k, url));
+                        downstream.undeclared("URL elicitation", asking).await
                     }
                     _ => Err(ErrorObject::invalid_params("an elicitation mode the gateway does not know")),
                 }
@@ -182,6 +243,11 @@ pub(crate) fn handlers(callers: Weak<Callers>, only: Option<&mcp_types::ClientCa
                 let downstream = caller?;
                 let peer = downstream.peer.clone();
                 let k = key("sample", &params);
+                if peer.capabilities().sampling.is_none() {
+                    let asking = ask(downstream.clone(), peer.sample(&k, params));
+                    return downstream.undeclared("sampling", asking).await;
+                }
+                downstream.declared();
                 let answer: Result<CreateMessageResult, _> = ask(downstream, peer.sample(&k, params)).await;
                 answer
             }
@@ -193,6 +259,11 @@ pub(crate) fn handlers(callers: Weak<Callers>, only: Option<&mcp_types::ClientCa
             async move {
                 let downstream = caller?;
                 let peer = downstream.peer.clone();
+                if peer.capabilities().roots.is_none() {
+                    let asking = ask(downstream.clone(), peer.roots("gw-roots"));
+                    return downstream.undeclared("roots", asking).await;
+                }
+                downstream.declared();
                 let answer: Result<ListRootsResult, _> = ask(downstream, peer.roots("gw-roots")).await;
                 answer
             }

@@ -108,6 +108,7 @@ async fn open_stream(State(state): State<Arc<LegacySse>>, request: axum::extract
     let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     let sink: Arc<dyn MessageSink> = Arc::new(StreamSink(tx.clone()));
     let connection = Connection::new(sink.clone());
+    connection.set_session_label(crate::session::session_label(&id));
     let owner = auth.map(|a| a.key);
     state
         .sessions

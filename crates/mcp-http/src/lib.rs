@@ -79,6 +79,7 @@ pub use sealed::SessionKey;
 #[doc(hidden)]
 pub use sealed::bench_seal_and_open;
 pub use serve::{Bound, ConnectionLimits, bind, serve, serve_app_until, serve_until};
+pub use session::session_label;
 
 /// The wire codecs (header values, event ids, SSE events), reachable only for the fuzz targets
 /// and property tests; not part of the API.

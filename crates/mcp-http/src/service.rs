@@ -230,6 +230,7 @@ fn take_up(state: &HttpState, id: &str, auth: Option<&Authenticated>) -> Option<
         return None;
     }
     tracing::debug!(version = %version, "legacy session taken up from its sealed id");
+    session.connection.set_session_label(crate::session::session_label(id));
     state.sessions.insert(id.to_owned(), session.clone());
     Some(session)
 }
@@ -479,6 +480,7 @@ async fn initialize(
         if let Ok(value) = HeaderValue::from_str(&id) {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
+        session.connection.set_session_label(crate::session::session_label(&id));
         state.sessions.insert(id, session);
     }
     response

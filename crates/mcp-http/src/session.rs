@@ -249,6 +249,14 @@ impl Sessions {
 }
 
 /// A new session id: 128 bits from the OS CSPRNG, URL-safe (visible ASCII only).
+/// What observers are told of a session (`mcp.session.id` on spans): the first 16 bytes of
+/// the SHA-256 of its id, in hex. The id itself is the session's credential (and, sealed, its
+/// state); its digest still lets an operator find a session whose id a client logged.
+pub fn session_label(id: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, id.as_bytes());
+    digest.as_ref()[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 pub(crate) fn new_id() -> String {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random number generator failed");
@@ -258,6 +266,15 @@ pub(crate) fn new_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_is_a_digest_not_the_id() {
+        let label = session_label("secret-session-id");
+        assert_eq!(label.len(), 32);
+        assert!(!label.contains("secret"));
+        assert_eq!(label, session_label("secret-session-id"));
+        assert_ne!(label, session_label("another"));
+    }
 
     #[test]
     fn a_session_remembers_its_newest_streams_within_a_bound() {

@@ -35,9 +35,22 @@ async fn fail() -> Result<String, ToolError> {
 
 #[derive(Debug, Clone, PartialEq)]
 enum Seen {
-    Request { method: String, name: Option<String>, outcome: Outcome, arguments: Option<serde_json::Value> },
-    Refused { status: u16 },
+    Request {
+        method: String,
+        name: Option<String>,
+        outcome: Outcome,
+        arguments: Option<serde_json::Value>,
+    },
+    /// The session a request belonged to (`Observed::session`), when it had one.
+    InSession {
+        method: String,
+        session: String,
+    },
+    Refused {
+        status: u16,
+    },
     Session(bool),
+    Subscription(bool),
 }
 
 #[derive(Default)]
@@ -58,6 +71,10 @@ impl Observer for Recorder {
     }
 
     fn finished(&self, r: &Observed<'_>) {
+        if let Some(session) = r.session {
+            let method = r.method.to_owned();
+            self.seen.lock().unwrap().push(Seen::InSession { method, session: session.to_owned() });
+        }
         self.seen.lock().unwrap().push(Seen::Request {
             method: r.method.to_owned(),
             name: r.name.map(str::to_owned),
@@ -72,6 +89,10 @@ impl Observer for Recorder {
 
     fn session(&self, opened: bool) {
         self.seen.lock().unwrap().push(Seen::Session(opened));
+    }
+
+    fn subscription(&self, opened: bool) {
+        self.seen.lock().unwrap().push(Seen::Subscription(opened));
     }
 
     fn wants_arguments(&self) -> bool {
@@ -180,6 +201,18 @@ async fn each_layer_reports_its_own_outcome_once() {
     assert!(seen.contains(&request("initialize", None, Outcome::Success)), "{seen:?}");
     assert_eq!(*recorder.started.lock().unwrap(), 5, "every request the server took up was started once");
 
+    // A request of the session names it by a digest of its id, never the id (a credential).
+    let id = reply.header("mcp-session-id").expect("a session id").to_owned();
+    let mut headers = HEADERS[..2].to_vec();
+    headers.extend([("mcp-session-id", id.as_str()), ("mcp-protocol-version", "2025-11-25")]);
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let reply = roundtrip(ONE, addr, "POST", &headers, list).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let seen = recorder.take();
+    let label = mcp_http::session_label(&id);
+    assert!(seen.contains(&Seen::InSession { method: "tools/list".into(), session: label }), "{seen:?}");
+    assert!(!format!("{seen:?}").contains(&id), "the id itself: {seen:?}");
+
     task.abort();
 }
 
@@ -243,5 +276,42 @@ async fn a_caller_over_its_rate_gets_429_with_retry_after() {
         .count();
     assert_eq!(limited, 2, "{seen:?}");
     assert!(!seen.iter().any(|s| matches!(s, Seen::Refused { .. })), "never an HTTP refusal too: {seen:?}");
+    task.abort();
+}
+
+/// A `subscriptions/listen` stream counts as open from its acknowledgement until the client
+/// goes away (the subscriptions gauge).
+#[tokio::test]
+async fn a_listen_stream_is_open_until_its_client_goes_away() {
+    let server =
+        Server::builder("observed", "1").tools(Tools::new().add("fail", "Fails", fail)).build().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    assert!(server.observe(recorder.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{{{META},"notifications":{{"toolsListChanged":true}}}}}}"#
+    );
+    let mut headers = HEADERS.to_vec();
+    headers.push(("mcp-method", "subscriptions/listen"));
+    let stream =
+        support::Open::start(ONE, addr, "POST", &headers, &body, "notifications/subscriptions/acknowledged")
+            .await;
+    assert_eq!(stream.status, 200, "{}", stream.text());
+    assert_eq!(recorder.take(), [Seen::Subscription(true)]);
+    drop(stream);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let seen = recorder.seen.lock().unwrap().clone();
+        if seen.contains(&Seen::Subscription(false)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the stream never ended: {seen:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     task.abort();
 }

@@ -12,6 +12,7 @@
 //!   the server saw it), `cancelled`; `error_type` is the JSON-RPC code, the HTTP status,
 //!   `tool_error` or `cancelled`.
 //! - `mcp_server_requests_in_flight`, `mcp_server_sessions` (open legacy sessions),
+//!   `mcp_server_subscriptions` (open `subscriptions/listen` streams),
 //!   `mcp_server_received_bytes_total`, `mcp_server_sent_bytes_total`.
 //! - For a gateway, per upstream ([`Metrics::with_upstreams`]): `mcp_gateway_upstream_state`
 //!   (one series per state, 1 for the current one), `…_restarts_total`, `…_requests_total`,
@@ -123,6 +124,7 @@ struct Inner {
     operations: Arc<Operations>,
     in_flight: Gauge,
     sessions: Gauge,
+    subscriptions: Gauge,
     received: Counter,
     sent: Counter,
     upstreams: Option<Upstreams>,
@@ -177,11 +179,17 @@ impl Metrics {
         let operations = Arc::new(Operations::new(transport));
         let in_flight = Gauge::default();
         let sessions = Gauge::default();
+        let subscriptions = Gauge::default();
         let received = Counter::default();
         let sent = Counter::default();
         registry.register_collector(Box::new(operations.clone()));
         registry.register("mcp_server_requests_in_flight", "MCP requests being served", in_flight.clone());
         registry.register("mcp_server_sessions", "Open legacy (initialize) sessions", sessions.clone());
+        registry.register(
+            "mcp_server_subscriptions",
+            "Open subscriptions/listen streams (2026-07-28)",
+            subscriptions.clone(),
+        );
         registry.register(
             "mcp_server_received_bytes",
             "Bytes of request bodies received (declared lengths)",
@@ -237,6 +245,7 @@ impl Metrics {
                 operations,
                 in_flight,
                 sessions,
+                subscriptions,
                 received,
                 sent,
                 upstreams,
@@ -394,6 +403,14 @@ impl Observer for Metrics {
         }
     }
 
+    fn subscription(&self, opened: bool) {
+        if opened {
+            self.inner.subscriptions.inc();
+        } else {
+            self.inner.subscriptions.dec();
+        }
+    }
+
     fn bytes(&self, received: u64, sent: u64) {
         if received > 0 {
             self.inner.received.inc_by(received);
@@ -427,6 +444,9 @@ mod tests {
         metrics.finished(&error);
         metrics.refused(&TransportRefusal::new("tools/call", 401, None, Duration::ZERO));
         metrics.session(true);
+        metrics.subscription(true);
+        metrics.subscription(true);
+        metrics.subscription(false);
         metrics.bytes(10, 20);
         let text = metrics.encode();
         assert!(
@@ -437,6 +457,7 @@ mod tests {
         assert!(text.contains(r#"outcome="http_refused",error_type="401"} 1"#), "{text}");
         assert!(text.contains("mcp_server_requests_in_flight 0"), "{text}");
         assert!(text.contains("mcp_server_sessions 1"), "{text}");
+        assert!(text.contains("mcp_server_subscriptions 1"), "{text}");
         assert!(text.contains("mcp_server_received_bytes_total 10"), "{text}");
         assert!(text.contains("mcp_server_sent_bytes_total 20"), "{text}");
         assert!(text.ends_with("# EOF\n"), "{text}");

@@ -20,6 +20,8 @@ pub struct Connection {
     /// Cancelled when the client will send nothing more (stdio end of input): subscriptions end
     /// at once, requests in flight may still finish.
     listening_ends: CancellationToken,
+    /// What observers are told of the session this connection serves (`mcp.session.id`).
+    session_label: std::sync::OnceLock<Arc<str>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -67,7 +69,20 @@ impl Connection {
             in_flight: Mutex::default(),
             closing: CancellationToken::new(),
             listening_ends: CancellationToken::new(),
+            session_label: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Names the session this connection serves for observers (a span's `mcp.session.id`):
+    /// set once by the transport that knows the session's id — never the id itself when the id
+    /// is a credential, but a digest of it. Later calls are ignored.
+    pub fn set_session_label(&self, label: impl Into<Arc<str>>) {
+        let _ = self.session_label.set(label.into());
+    }
+
+    /// The label set by [`Connection::set_session_label`].
+    pub fn session_label(&self) -> Option<&Arc<str>> {
+        self.session_label.get()
     }
 
     /// A connection bound to an existing legacy session (a Streamable HTTP session).

@@ -37,6 +37,11 @@ pub trait Observer: Send + Sync + 'static {
         let _ = opened;
     }
 
+    /// A `subscriptions/listen` stream (modern) opened (`true`) or ended (`false`).
+    fn subscription(&self, opened: bool) {
+        let _ = opened;
+    }
+
     /// Bytes a transport received (request bodies, lines) and sent (answers, stream events).
     fn bytes(&self, received: u64, sent: u64) {
         let _ = (received, sent);
@@ -177,6 +182,8 @@ pub struct Observed<'a> {
     pub version: Option<ProtocolVersion>,
     /// The caller's subject, when the transport authenticated it.
     pub subject: Option<&'a str>,
+    /// The session it belongs to, as the transport labels it (`Connection::session_label`).
+    pub session: Option<&'a str>,
     /// How it ended.
     pub outcome: Outcome,
     /// From the server taking it up to its answer.
@@ -199,6 +206,7 @@ impl<'a> Observed<'a> {
             name: None,
             version: None,
             subject: None,
+            session: None,
             outcome,
             duration,
             arguments: None,
@@ -265,6 +273,10 @@ impl Observer for Observers {
 
     fn session(&self, opened: bool) {
         self.0.iter().for_each(|o| o.session(opened));
+    }
+
+    fn subscription(&self, opened: bool) {
+        self.0.iter().for_each(|o| o.subscription(opened));
     }
 
     fn bytes(&self, received: u64, sent: u64) {

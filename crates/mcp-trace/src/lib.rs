@@ -189,6 +189,9 @@ impl Observer for Tracing {
         if let Some(version) = r.version {
             attributes.push(KeyValue::new("mcp.protocol.version", version.as_str()));
         }
+        if let Some(session) = r.session {
+            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
+        }
         let error = match r.outcome {
             Outcome::Success => None,
             Outcome::ToolError => {

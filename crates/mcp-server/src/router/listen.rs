@@ -81,6 +81,7 @@ impl Server {
     /// client cancels (no response) or the server shuts down (a completion result).
     pub(super) async fn listen(&self, ctx: &Ctx<'_>, params: SubscriptionsListenRequestParams) -> Routed {
         let filter = self.honoured(&params.notifications);
+        let _open = self.inner.observer.get().map(|observer| Open::subscription(observer.clone()));
         // Followed until this stream ends, however it ends.
         let _following =
             crate::interest::Following::new(&self.inner.interest, filter.resource_subscriptions.as_ref());
@@ -141,7 +142,7 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
     };
     // The session counts as open for the observer while this task runs: it ends with the
     // connection, or when a new `initialize` replaces the session.
-    let open = server.inner.observer.get().map(|observer| SessionOpen::new(observer.clone()));
+    let open = server.inner.observer.get().map(|observer| Open::session(observer.clone()));
     tokio::spawn(async move {
         let _open = open;
         loop {
@@ -178,18 +179,31 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
     });
 }
 
-/// A session the observer was told opened; it is told the session ended when this is dropped.
-struct SessionOpen(Arc<dyn crate::observe::Observer>);
+/// A session or a subscription the observer was told opened; it is told it ended when this is
+/// dropped, however that happens.
+struct Open {
+    observer: Arc<dyn crate::observe::Observer>,
+    subscription: bool,
+}
 
-impl SessionOpen {
-    fn new(observer: Arc<dyn crate::observe::Observer>) -> SessionOpen {
+impl Open {
+    fn session(observer: Arc<dyn crate::observe::Observer>) -> Open {
         observer.session(true);
-        SessionOpen(observer)
+        Open { observer, subscription: false }
+    }
+
+    fn subscription(observer: Arc<dyn crate::observe::Observer>) -> Open {
+        observer.subscription(true);
+        Open { observer, subscription: true }
     }
 }
 
-impl Drop for SessionOpen {
+impl Drop for Open {
     fn drop(&mut self) {
-        self.0.session(false);
+        if self.subscription {
+            self.observer.subscription(false);
+        } else {
+            self.observer.session(false);
+        }
     }
 }

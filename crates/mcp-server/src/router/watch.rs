@@ -31,6 +31,7 @@ pub(crate) struct Watch {
     name: Name,
     version: Option<ProtocolVersion>,
     principal: Option<Arc<Principal>>,
+    session: Option<Arc<str>>,
     /// The request's span, for an observer that traces.
     pub(crate) span: Option<crate::observe::SpanIds>,
     /// The arguments, redacted, for an observer that wants them.
@@ -88,6 +89,7 @@ impl Watch {
             name,
             version,
             principal: principal.cloned(),
+            session: connection.session_label().cloned(),
             arguments,
             span,
             started: Instant::now(),
@@ -119,6 +121,7 @@ impl Watch {
         observed.name = name;
         observed.version = self.version;
         observed.subject = self.principal.as_deref().and_then(|p| p.subject.as_deref());
+        observed.session = self.session.as_deref();
         observed.arguments = self.arguments.as_ref();
         observed.span = self.span.as_ref();
         self.observer.finished(&observed);
