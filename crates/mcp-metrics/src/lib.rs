@@ -32,12 +32,14 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 mod operations;
+mod otlp;
 
-use operations::{BUCKETS, ErrorType, Labels, Operations};
+pub use otlp::{OtlpExport, OtlpExporter};
+
+use operations::{ErrorType, Labels, Operations, UpstreamDurations};
 
 /// The states an upstream can be in, as a gateway's status spells them.
 pub const UPSTREAM_STATES: [&str; 5] = ["starting", "ready", "idle", "down", "closed"];
@@ -45,14 +47,6 @@ pub const UPSTREAM_STATES: [&str; 5] = ["starting", "ready", "idle", "down", "cl
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct UpstreamLabel {
     upstream: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct UpstreamRequest {
-    upstream: String,
-    /// `answered` (a result or an error of its own) or `unanswered` (timed out, or failed on
-    /// the transport).
-    outcome: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -91,7 +85,7 @@ struct Upstreams {
     in_flight: Family<UpstreamLabel, Gauge>,
     circuit_open: Family<UpstreamLabel, Gauge>,
     /// Observed as requests end (`Metrics::upstream_request`), never sampled.
-    durations: Family<UpstreamRequest, Histogram>,
+    durations: Arc<UpstreamDurations>,
 }
 
 impl Upstreams {
@@ -130,6 +124,8 @@ struct Inner {
     upstreams: Option<Upstreams>,
     /// One scrape at a time refreshes the upstreams' series and encodes.
     scrape: Mutex<()>,
+    /// When counting began (the start of every cumulative OTLP series).
+    started: std::time::SystemTime,
     scrapes: AtomicU64,
 }
 
@@ -143,10 +139,6 @@ impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Metrics").field("transport", &self.inner.transport).finish_non_exhaustive()
     }
-}
-
-fn histogram() -> Histogram {
-    Histogram::new(BUCKETS)
 }
 
 impl Metrics {
@@ -169,7 +161,7 @@ impl Metrics {
             failures: Family::default(),
             in_flight: Family::default(),
             circuit_open: Family::default(),
-            durations: Family::new_with_constructor(histogram as fn() -> Histogram),
+            durations: Arc::default(),
         };
         Self::build(transport, Some(upstreams))
     }
@@ -226,12 +218,7 @@ impl Metrics {
                 "Requests in flight to an upstream",
                 u.in_flight.clone(),
             );
-            registry.register_with_unit(
-                "mcp_gateway_upstream_request_duration",
-                "How long requests sent to an upstream took, answered or not (timed out, failed on the transport)",
-                prometheus_client::registry::Unit::Seconds,
-                u.durations.clone(),
-            );
+            registry.register_collector(Box::new(u.durations.clone()));
             registry.register(
                 "mcp_gateway_upstream_circuit_open",
                 "1 while an upstream's circuit breaker fails its requests fast",
@@ -250,6 +237,7 @@ impl Metrics {
                 sent,
                 upstreams,
                 scrape: Mutex::new(()),
+                started: std::time::SystemTime::now(),
                 scrapes: AtomicU64::new(0),
             }),
         }
@@ -274,10 +262,7 @@ impl Metrics {
     /// for metrics made [with upstreams](Metrics::with_upstreams).
     pub fn upstream_request(&self, upstream: &str, duration: std::time::Duration, answered: bool) {
         if let Some(u) = &self.inner.upstreams {
-            let outcome = if answered { "answered" } else { "unanswered" };
-            u.durations
-                .get_or_create(&UpstreamRequest { upstream: upstream.to_owned(), outcome })
-                .observe(duration.as_secs_f64());
+            u.durations.observe(upstream, answered, duration);
         }
     }
 

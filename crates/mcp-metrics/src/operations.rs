@@ -90,7 +90,7 @@ impl Key {
 
 /// One series: a count per bucket (the last is `+Inf`) and the sum in nanoseconds.
 #[derive(Debug)]
-struct Series {
+pub(crate) struct Series {
     buckets: [AtomicU64; BUCKETS.len() + 1],
     sum_nanos: AtomicU64,
 }
@@ -98,6 +98,12 @@ struct Series {
 impl Series {
     fn new() -> Series {
         Series { buckets: std::array::from_fn(|_| AtomicU64::new(0)), sum_nanos: AtomicU64::new(0) }
+    }
+
+    /// The count of each bucket (not cumulative; the last is `+Inf`) and the sum in seconds.
+    pub(crate) fn counts(&self) -> Counts {
+        let counts = std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed));
+        (counts, self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9)
     }
 
     fn observe(&self, duration: std::time::Duration) {
@@ -165,6 +171,121 @@ impl Operations {
     }
 }
 
+/// A series' attributes under OpenTelemetry's names (OTLP export); empty values left out.
+pub(crate) type Attributes = Vec<(&'static str, String)>;
+
+/// A series' counts per bucket (the last `+Inf`) and its sum in seconds.
+pub(crate) type Counts = ([u64; BUCKETS.len() + 1], f64);
+
+impl Operations {
+    /// Every series with its attributes, for the OTLP export.
+    pub(crate) fn snapshot(&self) -> Vec<(Attributes, Counts)> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            let table = shard.read().unwrap_or_else(|e| e.into_inner());
+            for (key, series) in table.values().flatten() {
+                let pairs = [
+                    ("mcp.method.name", key.method.to_owned()),
+                    ("gen_ai.tool.name", key.tool.to_string()),
+                    ("gen_ai.prompt.name", key.prompt.to_string()),
+                    ("mcp.protocol.version", key.version.to_owned()),
+                    ("network.transport", self.transport.to_owned()),
+                    ("outcome", key.outcome.to_owned()),
+                    ("error.type", key.error.label()),
+                ];
+                let attributes = pairs.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+                out.push((attributes, series.counts()));
+            }
+        }
+        out
+    }
+}
+
+/// `mcp_gateway_upstream_request_duration_seconds`: per upstream, answered or not. Looked up by
+/// the borrowed name under a read lock; a new upstream takes the write lock once.
+#[derive(Debug, Default)]
+pub(crate) struct UpstreamDurations {
+    table: RwLock<HashMap<Box<str>, [Arc<Series>; 2]>>,
+}
+
+/// The `outcome` of an upstream request: index 0 answered, 1 unanswered.
+pub(crate) const UPSTREAM_OUTCOMES: [&str; 2] = ["answered", "unanswered"];
+
+impl UpstreamDurations {
+    pub(crate) fn observe(&self, upstream: &str, answered: bool, duration: std::time::Duration) {
+        let index = usize::from(!answered);
+        {
+            let table = self.table.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(series) = table.get(upstream) {
+                series[index].observe(duration);
+                return;
+            }
+        }
+        let mut table = self.table.write().unwrap_or_else(|e| e.into_inner());
+        let series = table
+            .entry(upstream.into())
+            .or_insert_with(|| [Arc::new(Series::new()), Arc::new(Series::new())]);
+        series[index].observe(duration);
+    }
+
+    /// Every series that saw a request: (upstream, outcome, counts).
+    pub(crate) fn snapshot(&self) -> Vec<(String, &'static str, Counts)> {
+        let table = self.table.read().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (name, series) in table.iter() {
+            for (outcome, one) in UPSTREAM_OUTCOMES.iter().zip(series.iter()) {
+                let counts = one.counts();
+                if counts.0.iter().any(|&n| n > 0) {
+                    out.push((name.to_string(), *outcome, counts));
+                }
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UpstreamRequest {
+    upstream: String,
+    /// `answered` (a result or an error of its own) or `unanswered` (timed out, or failed on
+    /// the transport).
+    outcome: &'static str,
+}
+
+/// Each bucket of `counts` with its upper bound (`f64::MAX` for `+Inf`; prometheus-client adds
+/// them up), and their total.
+fn per_bucket(counts: &[u64; BUCKETS.len() + 1]) -> (Vec<(f64, u64)>, u64) {
+    let mut total = 0;
+    let buckets = BUCKETS
+        .iter()
+        .copied()
+        .chain(std::iter::once(f64::MAX))
+        .zip(counts.iter())
+        .map(|(bound, &n)| {
+            total += n;
+            (bound, n)
+        })
+        .collect();
+    (buckets, total)
+}
+
+impl Collector for UpstreamDurations {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "mcp_gateway_upstream_request_duration",
+            "How long requests sent to an upstream took, answered or not (timed out, failed on the transport)",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for (upstream, outcome, (counts, sum)) in self.snapshot() {
+            let (buckets, count) = per_bucket(&counts);
+            let labels = UpstreamRequest { upstream, outcome };
+            family.encode_family(&labels)?.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
+        }
+        Ok(())
+    }
+}
+
 impl Collector for Operations {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut family = encoder.encode_descriptor(
@@ -185,15 +306,10 @@ impl Collector for Operations {
                     outcome: key.outcome,
                     error_type: key.error.label(),
                 };
-                let buckets: Vec<(f64, u64)> = BUCKETS
-                    .iter()
-                    .copied()
-                    .chain(std::iter::once(f64::MAX))
-                    .zip(series.buckets.iter().map(|b| b.load(Ordering::Relaxed)))
-                    .collect();
-                let sum = series.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
-                // The buckets' total, not `count`: a scrape amid an observation stays consistent.
-                let count = buckets.iter().map(|(_, n)| n).sum();
+                let (counts, sum) = series.counts();
+                // The buckets' total, not a count of its own: a scrape amid an observation
+                // stays consistent.
+                let (buckets, count) = per_bucket(&counts);
                 family.encode_family(&labels)?.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)?;
             }
         }

@@ -177,14 +177,18 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             .clone()
             .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()));
         let mut tracing = None;
+        let mut exporter = None;
         if !args.check {
             // On by default, on loopback; `--metrics off` turns them off.
             let transport = if http.is_some() { "tcp" } else { "pipe" };
             let metrics = crate::metrics::gateway_metrics(&gateway, transport);
-            let served = args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some();
+            let otlp = crate::metrics::otlp("mcpkit-gateway");
+            let served =
+                args.metrics.address(Some(crate::metrics::GATEWAY_DEFAULT)).is_some() || otlp.is_some();
             if served {
                 let _ = metrics_cell.set(metrics.clone());
             }
+            exporter = otlp.map(|export| metrics.export_otlp(export));
             tracing = crate::metrics::tracing("mcpkit-gateway", transport);
             crate::metrics::observe(
                 &gateway.server(),
@@ -205,6 +209,9 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             serve_stdio(&gateway, &args).await
         };
         gateway.close().await;
+        if let Some(exporter) = exporter {
+            exporter.shutdown().await;
+        }
         if let Some(tracing) = tracing {
             // Blocking: the batch exporter's thread sends what is left.
             tokio::task::block_in_place(|| tracing.shutdown());

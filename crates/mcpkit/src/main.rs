@@ -268,15 +268,25 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     // Metrics and the request log only when asked for: without an observer the request path
-    // does none of it.
-    let metrics = args
-        .metrics
-        .address(None)
-        .map(|_| mcp_metrics::Metrics::new(if args.http.is_some() { "tcp" } else { "pipe" }));
-    let tracing = runtime
-        .block_on(async { metrics::tracing("mcpkit", if args.http.is_some() { "tcp" } else { "pipe" }) });
+    // does none of it. Metrics are counted for the Prometheus listener and for an OTLP push.
+    let transport = if args.http.is_some() { "tcp" } else { "pipe" };
+    let otlp = metrics::otlp("mcpkit");
+    let metrics = (args.metrics.address(None).is_some() || otlp.is_some())
+        .then(|| mcp_metrics::Metrics::new(transport));
+    let exporter = match (&metrics, otlp) {
+        (Some(metrics), Some(export)) => {
+            let _runtime = runtime.enter();
+            Some(metrics.export_otlp(export))
+        }
+        _ => None,
+    };
+    let tracing = runtime.block_on(async { metrics::tracing("mcpkit", transport) });
     metrics::observe(&server, metrics.as_ref(), tracing.as_ref(), &args.log);
-    let code = serve_on(args, server, metrics, runtime);
+    let code = serve_on(args, server, metrics, &runtime);
+    if let Some(exporter) = exporter {
+        // What was counted since the last push goes out before the process ends.
+        runtime.block_on(exporter.shutdown());
+    }
     if let Some(tracing) = tracing {
         tracing.shutdown();
     }
@@ -288,7 +298,7 @@ fn serve_on(
     args: ServeArgs,
     server: mcp_server::Server,
     metrics: Option<mcp_metrics::Metrics>,
-    runtime: tokio::runtime::Runtime,
+    runtime: &tokio::runtime::Runtime,
 ) -> ExitCode {
     if let Some(metrics) = &metrics {
         if let Err(e) = runtime.block_on(args.metrics.start(metrics, None)) {

@@ -109,6 +109,18 @@ pub(crate) fn observe(
     }
 }
 
+/// The OTLP push of the metrics of a server or gateway called `service`, when the OTEL_*
+/// variables name an endpoint (a mistake in them is reported, and the push left off).
+pub(crate) fn otlp(service: &str) -> Option<mcp_metrics::OtlpExport> {
+    match mcp_metrics::OtlpExport::from_env(service) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("mcpkit: metrics: {e}");
+            None
+        }
+    }
+}
+
 /// Traces for a server or gateway called `service`, when the OTEL_* variables name an OTLP
 /// endpoint (a mistake in them is reported, and tracing left off).
 pub(crate) fn tracing(service: &str, transport: &'static str) -> Option<mcp_trace::Tracing> {

@@ -415,3 +415,138 @@ fn one_trace_links_the_client_the_gateway_and_the_upstream() {
     let everything = format!("{:?}", spans.lock().unwrap());
     assert!(!everything.contains("traced\""), "no argument in any span");
 }
+
+/// A histogram point received over OTLP: its metric, attributes and count.
+#[derive(Debug, Clone)]
+struct Point {
+    service: String,
+    metric: String,
+    attributes: Vec<(String, String)>,
+    count: u64,
+}
+
+/// An OTLP/HTTP receiver of metrics on 127.0.0.1:0 (`POST /v1/metrics`, protobuf): every
+/// histogram point of every export, in order.
+fn otlp_metrics_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<Point>>>>) {
+    use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value;
+    use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+    use prost::Message;
+    let exports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = exports.clone();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let app = axum::Router::new().route(
+                "/v1/metrics",
+                axum::routing::post(move |body: axum::body::Bytes| {
+                    let sink = sink.clone();
+                    async move {
+                        let request = ExportMetricsServiceRequest::decode(body).expect("an OTLP protobuf");
+                        let text = |v: Option<&opentelemetry_proto::tonic::common::v1::AnyValue>| match v
+                            .and_then(|v| v.value.as_ref())
+                        {
+                            Some(Value::StringValue(s)) => s.clone(),
+                            other => format!("{other:?}"),
+                        };
+                        let mut points = Vec::new();
+                        for resource in request.resource_metrics {
+                            let service = resource
+                                .resource
+                                .iter()
+                                .flat_map(|r| &r.attributes)
+                                .find(|a| a.key == "service.name")
+                                .map(|a| text(a.value.as_ref()))
+                                .unwrap_or_default();
+                            for scope in resource.scope_metrics {
+                                for metric in scope.metrics {
+                                    let Some(Data::Histogram(histogram)) = metric.data else { continue };
+                                    for point in histogram.data_points {
+                                        let attributes = point
+                                            .attributes
+                                            .iter()
+                                            .map(|a| (a.key.clone(), text(a.value.as_ref())))
+                                            .collect();
+                                        points.push(Point {
+                                            service: service.clone(),
+                                            metric: metric.name.clone(),
+                                            attributes,
+                                            count: point.count,
+                                        });
+                                    }
+                                }
+                            }
+                        }
+                        sink.lock().unwrap().push(points);
+                        axum::http::StatusCode::OK
+                    }
+                }),
+            );
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    (url, exports)
+}
+
+/// With an OTLP endpoint in the environment (and no Prometheus listener), a server pushes its
+/// metrics over OTLP/HTTP — the same outcomes apart — every interval, and once more when it
+/// stops, so that a short-lived process loses nothing.
+#[test]
+fn metrics_are_pushed_over_otlp_every_interval_and_at_exit() {
+    let (endpoint, exports) = otlp_metrics_receiver();
+    let serve = |interval: &str| {
+        let mut command = support::command(&["serve", "--http", "127.0.0.1:0"]);
+        command
+            .env("MCPKIT_METRICS", "off")
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_METRIC_EXPORT_INTERVAL", interval)
+            .env("OTEL_SERVICE_NAME", "pushed")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            .env("OTEL_TRACES_EXPORTER", "none");
+        ListeningProcess::start(command)
+    };
+    let point = |points: &[Point], tool: &str, outcome: &str| {
+        points
+            .iter()
+            .find(|p| {
+                p.metric == "mcp.server.operation.duration"
+                    && p.attributes.contains(&("gen_ai.tool.name".into(), tool.into()))
+                    && p.attributes.contains(&("outcome".into(), outcome.into()))
+            })
+            .cloned()
+    };
+
+    // Every 200 ms.
+    let server = serve("200");
+    let (code, _, err) = through_url(server.url(), &["call", "echo", "--arg", "text=hi"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, _) = through_url(server.url(), &["call", "fail"]);
+    assert_ne!(code, 0);
+    let points = eventually("an OTLP export with both calls", Duration::from_secs(30), || {
+        let last = exports.lock().unwrap().last().cloned().unwrap_or_default();
+        match (point(&last, "echo", "success"), point(&last, "fail", "tool_error")) {
+            (Some(_), Some(_)) => Ok(last),
+            _ => Err(format!("{last:?}")),
+        }
+    });
+    let echo = point(&points, "echo", "success").unwrap();
+    assert_eq!((echo.service.as_str(), echo.count), ("pushed", 1), "{echo:?}");
+    assert!(echo.attributes.contains(&("network.transport".into(), "tcp".into())), "{echo:?}");
+    drop(server);
+
+    // Once an hour: only the push at exit can carry the call.
+    exports.lock().unwrap().clear();
+    let mut server = serve("3600000");
+    let (code, _, err) = through_url(server.url(), &["call", "echo", "--arg", "text=last"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(exports.lock().unwrap().is_empty(), "nothing is pushed before the interval");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.id() as i32), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    assert!(server.wait_exit(Duration::from_secs(30)).is_some(), "the server did not stop");
+    let last = exports.lock().unwrap().last().cloned().unwrap_or_default();
+    assert!(point(&last, "echo", "success").is_some(), "the push at exit: {last:?}");
+}
