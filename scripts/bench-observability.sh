@@ -8,7 +8,9 @@
 #
 # Modes, alternating within every run (their order rotates): `off` (no observer at all),
 # `metrics` (--metrics 127.0.0.1:0), `traces` (OTEL_EXPORTER_OTLP_ENDPOINT to a local sink that
-# answers every export with 200), `all` (metrics, traces and --request-log to /dev/null).
+# answers every export with 200, every request sampled), `sampled` (the same with
+# OTEL_TRACES_SAMPLER=parentbased_traceidratio and OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO,
+# default 0.1), `all` (metrics, traces and --request-log to /dev/null).
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS (default 3),
 # REQUESTS (default 20000), CONCURRENCY (default 16), TEXT_BYTES (default 16).
 set -euo pipefail
@@ -20,6 +22,7 @@ RUNS=${RUNS:-3}
 REQUESTS=${REQUESTS:-20000}
 CONCURRENCY=${CONCURRENCY:-16}
 TEXT_BYTES=${TEXT_BYTES:-16}
+SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
 for bin in "$MCPKIT" "$MCP_LOAD"; do
   [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
 done
@@ -69,6 +72,8 @@ run() { # mode
     off) ;;
     metrics) command+=(--metrics 127.0.0.1:0) ;;
     traces) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
+    sampled) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port"
+      OTEL_TRACES_SAMPLER=parentbased_traceidratio "OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO") ;;
     all) command+=(--metrics 127.0.0.1:0 --request-log)
       env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
   esac
@@ -79,13 +84,13 @@ run() { # mode
   echo "  $mode: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(r["requests_per_s"]), "calls/s, p50", r["latency_us"]["p50"], "µs")' "$work/out")" >&2
 }
 
-modes=(off metrics traces all)
+modes=(off metrics traces sampled all)
 for i in $(seq 1 "$RUNS"); do
   echo "run $i of $RUNS" >&2
-  for j in 0 1 2 3; do run "${modes[$(((i + j) % 4))]}"; done
+  for j in 0 1 2 3 4; do run "${modes[$(((i + j) % 5))]}"; done
 done
 
-echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY connections, $TEXT_BYTES-byte texts"
+echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY connections, $TEXT_BYTES-byte texts, sampled at $SAMPLED_RATIO"
 echo
 python3 - "$results" <<'PY'
 import json, statistics, sys
@@ -98,11 +103,11 @@ measures = [
     ("p99 µs", lambda r: r["latency_us"]["p99"], "{:.0f}"),
     ("CPU µs/call", lambda r: r["server_cpu_us_per_request"], "{:.1f}"),
 ]
-print("| measure | off | metrics | traces | all | metrics ÷ off | traces ÷ off | all ÷ off |")
-print("|---|---|---|---|---|---|---|---|")
+print("| measure | off | metrics | traces | sampled | all | metrics ÷ off | traces ÷ off | sampled ÷ off | all ÷ off |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for name, f, fmt in measures:
     off = med("off", f)
-    cells = [fmt.format(med(m, f)) for m in ("off", "metrics", "traces", "all")]
-    ratios = ["{:.3f}".format(med(m, f) / off) if off else "-" for m in ("metrics", "traces", "all")]
+    cells = [fmt.format(med(m, f)) for m in ("off", "metrics", "traces", "sampled", "all")]
+    ratios = ["{:.3f}".format(med(m, f) / off) if off else "-" for m in ("metrics", "traces", "sampled", "all")]
     print(f"| {name} | " + " | ".join(cells + ratios) + " |")
 PY

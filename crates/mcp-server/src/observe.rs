@@ -58,6 +58,14 @@ pub trait Observer: Send + Sync + 'static {
     fn traces(&self) -> bool {
         false
     }
+
+    /// The share of new traces (a request without a sampled caller's `traceparent`) that are
+    /// recorded, from 0 to 1 (all, the default): decided from the trace id, as OpenTelemetry's
+    /// `TraceIdRatioBased` sampler decides, so every hop agrees. A caller's own decision
+    /// (its `traceparent` flag) is always followed.
+    fn trace_ratio(&self) -> f64 {
+        1.0
+    }
 }
 
 /// A request's span in its trace: the trace (the caller's, from `_meta.traceparent`, else a
@@ -102,8 +110,15 @@ fn random_ids(out: &mut [u8; 24]) {
 
 impl SpanIds {
     /// A span continuing the request `meta` (its `traceparent` and `tracestate`), or starting
-    /// a trace of its own.
+    /// a trace of its own (sampled).
     pub fn continuing(meta: &mcp_types::JsonObject) -> SpanIds {
+        Self::continuing_sampled(meta, 1.0)
+    }
+
+    /// The same, a new trace sampled when its id falls within `ratio` (0 to 1), by the rule of
+    /// OpenTelemetry's `TraceIdRatioBased`: the id's last 8 bytes, big-endian, shifted right by
+    /// one, below `ratio × 2⁶³`.
+    pub fn continuing_sampled(meta: &mcp_types::JsonObject, ratio: f64) -> SpanIds {
         let parent = mcp_types::trace::TraceParent::from_meta(meta);
         let mut ids = [0u8; 24];
         random_ids(&mut ids);
@@ -118,7 +133,7 @@ impl SpanIds {
                 if trace_id == [0; 16] {
                     trace_id[15] = 1;
                 }
-                (trace_id, true)
+                (trace_id, sampled_by_ratio(&trace_id, ratio))
             }
         };
         let tracestate = meta.get(mcp_types::trace::TRACESTATE).and_then(|v| v.as_str()).map(str::to_owned);
@@ -133,6 +148,19 @@ impl SpanIds {
             sampled: self.sampled,
         }
     }
+}
+
+/// OpenTelemetry's `TraceIdRatioBased` decision for `trace_id` at `ratio`.
+pub fn sampled_by_ratio(trace_id: &[u8; 16], ratio: f64) -> bool {
+    if ratio >= 1.0 {
+        return true;
+    }
+    if ratio.is_nan() || ratio <= 0.0 {
+        return false;
+    }
+    let bound = (ratio * (1u64 << 63) as f64) as u64;
+    let low: [u8; 8] = trace_id[8..].try_into().unwrap_or([0; 8]);
+    (u64::from_be_bytes(low) >> 1) < bound
 }
 
 /// How a request ended.
@@ -283,6 +311,10 @@ impl Observer for Observers {
         self.0.iter().for_each(|o| o.bytes(received, sent));
     }
 
+    fn trace_ratio(&self) -> f64 {
+        self.0.iter().filter(|o| o.traces()).map(|o| o.trace_ratio()).fold(0.0, f64::max)
+    }
+
     fn wants_arguments(&self) -> bool {
         self.0.iter().any(|o| o.wants_arguments())
     }
@@ -414,6 +446,27 @@ pub fn method_label(method: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_trace_is_sampled_by_its_id_and_a_callers_decision_is_followed() {
+        let meta = mcp_types::JsonObject::new();
+        assert!(SpanIds::continuing_sampled(&meta, 1.0).sampled);
+        assert!(!SpanIds::continuing_sampled(&meta, 0.0).sampled);
+        let sampled = (0..4000).filter(|_| SpanIds::continuing_sampled(&meta, 0.25).sampled).count();
+        assert!((800..1200).contains(&sampled), "{sampled} of 4000 at 25 %");
+        let mut id = [0u8; 16];
+        assert!(sampled_by_ratio(&id, 0.01), "the lowest id is always in");
+        id[8] = 0xff;
+        assert!(!sampled_by_ratio(&id, 0.5) && sampled_by_ratio(&id, 1.0));
+        // A caller's flag wins over the ratio, both ways.
+        let mut parent = mcp_types::JsonObject::new();
+        let on = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        parent.insert(mcp_types::trace::TRACEPARENT.into(), on.into());
+        assert!(SpanIds::continuing_sampled(&parent, 0.0).sampled);
+        let off = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
+        parent.insert(mcp_types::trace::TRACEPARENT.into(), off.into());
+        assert!(!SpanIds::continuing_sampled(&parent, 1.0).sampled);
+    }
 
     #[test]
     fn secrets_are_redacted_in_nested_objects_too() {

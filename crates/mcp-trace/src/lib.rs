@@ -27,7 +27,7 @@ use opentelemetry::trace::{
     Tracer as _, TracerProvider as _,
 };
 use opentelemetry::{Context, KeyValue};
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
 /// Traces exported over OTLP.
 #[derive(Debug, Clone)]
@@ -35,6 +35,36 @@ pub struct Tracing {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
     transport: &'static str,
+    /// The share of new traces recorded (`OTEL_TRACES_SAMPLER`).
+    ratio: f64,
+}
+
+/// The share of new traces `OTEL_TRACES_SAMPLER` (and `OTEL_TRACES_SAMPLER_ARG`) asks for. The
+/// `parentbased_` and plain variants are the same here: a caller's own decision, carried in its
+/// `traceparent`, is always followed (a trace is whole or absent across the hops).
+fn sampler_ratio() -> Result<f64, String> {
+    sampler_ratio_of(env)
+}
+
+fn sampler_ratio_of(env: impl Fn(&str) -> Option<String>) -> Result<f64, String> {
+    let Some(sampler) = env("OTEL_TRACES_SAMPLER") else { return Ok(1.0) };
+    let ratio = || -> Result<f64, String> {
+        match env("OTEL_TRACES_SAMPLER_ARG") {
+            None => Ok(1.0),
+            Some(arg) => match arg.trim().parse::<f64>() {
+                Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+                _ => Err(format!("OTEL_TRACES_SAMPLER_ARG={arg}: not a ratio from 0 to 1")),
+            },
+        }
+    };
+    match sampler.trim() {
+        "always_on" | "parentbased_always_on" => Ok(1.0),
+        "always_off" | "parentbased_always_off" => Ok(0.0),
+        "traceidratio" | "parentbased_traceidratio" => ratio(),
+        other => Err(format!(
+            "OTEL_TRACES_SAMPLER={other}: mcpkit samples with always_on, always_off or traceidratio (parent-based)"
+        )),
+    }
 }
 
 fn env(name: &str) -> Option<String> {
@@ -61,6 +91,7 @@ impl Tracing {
                 "OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: mcpkit exports traces as http/protobuf only"
             ));
         }
+        let ratio = sampler_ratio()?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .build()
@@ -69,17 +100,28 @@ impl Tracing {
         if env("OTEL_SERVICE_NAME").is_none() {
             resource = resource.with_service_name(service.to_owned());
         }
+        // The sampling decision is made once, before a span is built (`SpanIds::sampled`): the
+        // SDK follows it.
         let provider = SdkTracerProvider::builder()
+            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
             .with_batch_exporter(exporter)
             .with_resource(resource.build())
             .build();
-        Ok(Some(Self::with_provider(provider, transport)))
+        Ok(Some(Self::with_provider(provider, transport).with_ratio(ratio)))
     }
 
-    /// Traces recorded by `provider` (your own exporter and processors).
+    /// Traces recorded by `provider` (your own exporter and processors), every new trace
+    /// sampled.
     pub fn with_provider(provider: SdkTracerProvider, transport: &'static str) -> Tracing {
         let tracer = provider.tracer("mcpkit");
-        Tracing { provider, tracer, transport }
+        Tracing { provider, tracer, transport, ratio: 1.0 }
+    }
+
+    /// The same, recording `ratio` (0 to 1) of the new traces (decided by trace id, as
+    /// OpenTelemetry's `TraceIdRatioBased` does); an unsampled request costs no span at all.
+    pub fn with_ratio(mut self, ratio: f64) -> Tracing {
+        self.ratio = ratio.clamp(0.0, 1.0);
+        self
     }
 
     /// Exports what is still buffered and stops; spans ended after this are dropped.
@@ -101,7 +143,7 @@ impl Tracing {
         }
         ClientSpan {
             tracing: self.clone(),
-            ids: SpanIds::continuing(&meta),
+            ids: SpanIds::continuing_sampled(&meta, self.ratio),
             name: name.into(),
             start: SystemTime::now(),
         }
@@ -109,6 +151,9 @@ impl Tracing {
 
     fn record(&self, span: Finished<'_>) {
         let Finished { name, kind, ids, start, end, attributes, error } = span;
+        if !ids.sampled {
+            return;
+        }
         let flags = if ids.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
         let state = ids.tracestate.as_deref().and_then(|s| s.parse::<TraceState>().ok()).unwrap_or_default();
         let parent = match ids.parent {
@@ -161,8 +206,13 @@ impl Observer for Tracing {
         true
     }
 
+    fn trace_ratio(&self) -> f64 {
+        self.ratio
+    }
+
     fn finished(&self, r: &Observed<'_>) {
-        let Some(ids) = r.span else { return };
+        // Not sampled: nothing is built (the caller's flag, or this trace's id outside the ratio).
+        let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = SystemTime::now();
         let start = end.checked_sub(r.duration).unwrap_or(end);
         let mut attributes = vec![
@@ -241,5 +291,53 @@ impl ClientSpan {
             attributes,
             error,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::{SamplingDecision, SpanKind, TraceId};
+    use opentelemetry_sdk::trace::{Sampler, ShouldSample};
+
+    /// mcp-server's ratio decision is OpenTelemetry's: a trace sampled at one hop by mcpkit is
+    /// sampled by an SDK's `TraceIdRatioBased` at another.
+    #[test]
+    fn the_ratio_decision_is_the_sdks() {
+        let mut state = 0x1234_5678_9abc_def0u64;
+        for ratio in [0.0, 0.01, 0.3, 0.5, 0.99, 1.0] {
+            let sdk = Sampler::TraceIdRatioBased(ratio);
+            for _ in 0..500 {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let mut id = [0u8; 16];
+                id[..8].copy_from_slice(&state.to_le_bytes());
+                id[8..].copy_from_slice(&state.rotate_left(29).to_be_bytes());
+                let theirs =
+                    sdk.should_sample(None, TraceId::from_bytes(id), "x", &SpanKind::Server, &[], &[]);
+                let ours = mcp_server::observe::sampled_by_ratio(&id, ratio);
+                assert_eq!(
+                    ours,
+                    theirs.decision == SamplingDecision::RecordAndSample,
+                    "ratio {ratio}, id {id:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_sampler_variables_are_read() {
+        let of = |sampler: Option<&str>, arg: Option<&str>| {
+            super::sampler_ratio_of(|name| match name {
+                "OTEL_TRACES_SAMPLER" => sampler.map(str::to_owned),
+                "OTEL_TRACES_SAMPLER_ARG" => arg.map(str::to_owned),
+                _ => None,
+            })
+        };
+        assert_eq!(of(None, None), Ok(1.0));
+        assert_eq!(of(Some("parentbased_traceidratio"), Some("0.1")), Ok(0.1));
+        assert_eq!(of(Some("traceidratio"), None), Ok(1.0));
+        assert_eq!(of(Some("always_off"), None), Ok(0.0));
+        assert_eq!(of(Some("parentbased_always_on"), Some("0.2")), Ok(1.0));
+        assert!(of(Some("traceidratio"), Some("2")).is_err());
+        assert!(of(Some("jaeger_remote"), None).unwrap_err().contains("jaeger_remote"));
     }
 }

@@ -80,7 +80,9 @@ impl Watch {
         } else {
             None
         };
-        let span = observer.traces().then(|| crate::observe::SpanIds::continuing(&request.meta.extra));
+        let span = observer.traces().then(|| {
+            crate::observe::SpanIds::continuing_sampled(&request.meta.extra, observer.trace_ratio())
+        });
         observer.started(method);
         Watch {
             observer: observer.clone(),
