@@ -147,3 +147,52 @@ async fn exempt_callers_and_switched_off_approvals_are_not_asked() {
     client.close().await;
     gateway.close().await;
 }
+
+/// A policy that asks for approval of `read` when its caller's arguments say `"big": true`.
+struct ApproveBigReads;
+
+impl mcp_server::policy::Policy for ApproveBigReads {
+    fn decide(&self, _question: &mcp_server::policy::Question<'_>) -> mcp_server::policy::Decision {
+        mcp_server::policy::Decision::Allow
+    }
+
+    fn needs_approval(&self, question: &mcp_server::policy::Question<'_>) -> bool {
+        question.item.name() == "read"
+            && question.arguments.is_some_and(|a| a.get("big") == Some(&serde_json::Value::Bool(true)))
+    }
+}
+
+/// A policy names what needs approval, down to the arguments: the same question is asked as for
+/// a destructive tool, and only for the calls the policy names.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_policy_names_the_calls_that_need_approval() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let up = serve(upstream_server(runs.clone())).await;
+    let settings =
+        mcp_gateway::config::Settings { approvals: mcp_server::Approvals::none(), ..Default::default() };
+    let config =
+        mcp_gateway::config::GatewayConfig { settings, upstreams: vec![upstream("files", &up.url())] };
+    let options = mcp_gateway::GatewayOptions::new().policy(Arc::new(ApproveBigReads));
+    let gateway = bounded("the gateway", mcp_gateway::Gateway::start_with(config, options)).await.unwrap();
+    let served = serve(gateway.server()).await;
+    for legacy in [false, true] {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let client = support::client(&served.url(), legacy, answering(decline, asked.clone())).await;
+        let before = runs.load(Ordering::SeqCst);
+        let result = bounded("a small read", client.call_tool("read", json!({"big": false}))).await.unwrap();
+        assert_eq!(text_of(&result), "read");
+        assert!(asked.lock().unwrap().is_empty(), "not named by the policy: not asked");
+        let result = bounded("a big read", client.call_tool("read", json!({"big": true}))).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "declined: {}", text_of(&result));
+        assert_eq!(asked.lock().unwrap().len(), 1, "the policy's call was asked about");
+        assert_eq!(runs.load(Ordering::SeqCst), before + 1, "only the small read ran");
+        // Approvals are off in the settings: the destructive tool runs unasked.
+        let result = bounded("a delete", client.call_tool("delete", json!({"path": "/p", "token": "t"})))
+            .await
+            .unwrap();
+        assert_ne!(result.is_error, Some(true));
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        client.close().await;
+    }
+    gateway.close().await;
+}

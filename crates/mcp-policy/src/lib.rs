@@ -19,7 +19,9 @@
 //! ```
 //!
 //! A `forbid` rule that matches denies, whatever else matches; otherwise a `permit` rule that
-//! matches allows; otherwise `default` decides. A rule whose expression fails to evaluate (a
+//! matches allows; otherwise `default` decides. An `approve` rule decides nothing of that: a
+//! tool call it matches (and that is allowed) waits for a person's approval first —
+//! `when = 'action == "tools/call" && context.arguments.amount > 1000'`, say. A rule whose expression fails to evaluate (a
 //! missing member without `has()`, a type mismatch) does not match, and the failure is logged.
 //!
 //! What an expression sees:
@@ -51,6 +53,10 @@ pub enum Effect {
     Permit,
     /// Denies.
     Forbid,
+    /// Neither allows nor denies: an allowed `tools/call` it matches needs a person's approval
+    /// before the tool runs (asked as the server's approvals are; a caller the approval
+    /// settings exempt is not asked).
+    Approve,
 }
 
 /// What no rule decides.
@@ -194,8 +200,10 @@ fn item_of(item: &Item<'_>) -> Value {
     }
 }
 
-impl Policy for RulePolicy {
-    fn decide(&self, question: &Question<'_>) -> Decision {
+impl RulePolicy {
+    /// The variables an expression sees for `question`; the name of one that could not be
+    /// built.
+    fn context(question: &Question<'_>) -> Result<Context<'static>, String> {
         let mut context = Context::default();
         let context_value = match question.arguments {
             Some(arguments) => json!({ "arguments": arguments }),
@@ -209,24 +217,44 @@ impl Policy for RulePolicy {
         ];
         for (name, value) in variables {
             if let Err(e) = context.add_variable(name, value) {
-                tracing::warn!("the policy's `{name}` could not be built, so denied: {e}");
-                return Decision::Deny(vec![format!("error: {name}")]);
+                tracing::warn!("the policy's `{name}` could not be built: {e}");
+                return Err(name.to_owned());
             }
         }
+        Ok(context)
+    }
+
+    /// Whether `rule` matches in `context` (a failure to evaluate does not match).
+    fn matches(rule: &Rule, context: &Context<'_>) -> bool {
+        match rule.program.execute(context) {
+            Ok(Cel::Bool(matched)) => matched,
+            Ok(other) => {
+                tracing::warn!(rule = %rule.id, "the rule's `when` is not a boolean ({other:?}): it does not match");
+                false
+            }
+            Err(e) => {
+                tracing::debug!(rule = %rule.id, "the rule did not evaluate ({e}): it does not match");
+                false
+            }
+        }
+    }
+}
+
+impl Policy for RulePolicy {
+    fn decide(&self, question: &Question<'_>) -> Decision {
+        let context = match Self::context(question) {
+            Ok(context) => context,
+            Err(name) => return Decision::Deny(vec![format!("error: {name}")]),
+        };
         let mut permitted = false;
         let mut forbidden = Vec::new();
-        for rule in &self.rules {
-            match rule.program.execute(&context) {
-                Ok(Cel::Bool(true)) => match rule.effect {
+        for rule in self.rules.iter().filter(|r| r.effect != Effect::Approve) {
+            if Self::matches(rule, &context) {
+                match rule.effect {
                     Effect::Forbid => forbidden.push(rule.id.clone()),
                     Effect::Permit => permitted = true,
-                },
-                Ok(Cel::Bool(false)) => {}
-                Ok(other) => {
-                    tracing::warn!(rule = %rule.id, "the rule's `when` is not a boolean ({other:?}): it does not match")
-                }
-                Err(e) => {
-                    tracing::debug!(rule = %rule.id, "the rule did not evaluate ({e}): it does not match")
+                    // Filtered out above: approval is asked for after the decision.
+                    Effect::Approve => {}
                 }
             }
         }
@@ -237,6 +265,16 @@ impl Policy for RulePolicy {
         } else {
             Decision::Deny(Vec::new())
         }
+    }
+
+    fn needs_approval(&self, question: &Question<'_>) -> bool {
+        let mut approving = self.rules.iter().filter(|r| r.effect == Effect::Approve).peekable();
+        if approving.peek().is_none() {
+            return false;
+        }
+        // A context that cannot be built asks: approval is the safe side.
+        let Ok(context) = Self::context(question) else { return true };
+        approving.any(|rule| Self::matches(rule, &context))
     }
 }
 
@@ -326,5 +364,39 @@ mod tests {
         let error =
             "[[rule]]\nid = \"x\"\neffect = \"maybe\"\nwhen = 'true'\n".parse::<RulePolicy>().unwrap_err();
         assert!(error.0.contains("do not parse"), "{error}");
+    }
+
+    #[test]
+    fn approve_rules_ask_without_deciding() {
+        let policy: RulePolicy = r#"
+            [[rule]]
+            id = "reads"
+            effect = "permit"
+            when = 'true'
+
+            [[rule]]
+            id = "big-payments"
+            effect = "approve"
+            when = 'action == "tools/call" && has(context.arguments.amount) && context.arguments.amount > 1000'
+        "#
+        .parse()
+        .unwrap();
+        let pay = tool("pay", false);
+        let arguments = |amount: i64| {
+            let mut map = mcp_types::JsonObject::new();
+            map.insert("amount".into(), json!(amount));
+            map
+        };
+        let big = arguments(5000);
+        let small = arguments(10);
+        assert!(policy.needs_approval(&Question::new(None, Item::Tool(&pay), Some(&big))));
+        assert!(!policy.needs_approval(&Question::new(None, Item::Tool(&pay), Some(&small))));
+        assert!(!policy.needs_approval(&Question::new(None, Item::Tool(&pay), None)), "a list asks nothing");
+        // It decides nothing: allowed either way (by `reads`), and alone it allows nothing.
+        assert_eq!(policy.decide(&Question::new(None, Item::Tool(&pay), Some(&big))), Decision::Allow);
+        let only: RulePolicy = "[[rule]]\nid = \"a\"\neffect = \"approve\"\nwhen = 'true'\n".parse().unwrap();
+        assert_eq!(only.decide(&Question::new(None, Item::Tool(&pay), None)), Decision::Deny(Vec::new()));
+        let plain: RulePolicy = RULES.parse().unwrap();
+        assert!(!plain.needs_approval(&Question::new(None, Item::Tool(&pay), Some(&big))));
     }
 }

@@ -247,7 +247,12 @@ impl Approvals {
         let marked = (self.destructive
             && tool.annotations.as_ref().and_then(|a| a.destructive_hint) == Some(true))
             || self.tools.contains(&tool.name);
-        marked && !subject.is_some_and(|s| self.exempt.contains(s))
+        marked && !self.is_exempt(subject)
+    }
+
+    /// Whether `subject` is never asked (whatever named the tool: these settings or a policy).
+    pub fn is_exempt(&self, subject: Option<&str>) -> bool {
+        subject.is_some_and(|s| self.exempt.contains(s))
     }
 }
 

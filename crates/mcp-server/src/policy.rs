@@ -87,6 +87,14 @@ pub enum Decision {
 pub trait Policy: Send + Sync + 'static {
     /// The decision for `question`.
     fn decide(&self, question: &Question<'_>) -> Decision;
+
+    /// Whether the allowed use `question` (a `tools/call`, with its arguments) needs a person's
+    /// approval first (`ServerConfig::approvals` says how it is asked), besides the tools the
+    /// approval settings name. `false` by default.
+    fn needs_approval(&self, question: &Question<'_>) -> bool {
+        let _ = question;
+        false
+    }
 }
 
 /// Writes a refused use to the audit log.

@@ -143,7 +143,15 @@ impl Server {
         );
         let approvals = &self.inner.config.approvals;
         let subject = ctx.principal.as_deref().and_then(|p| p.subject.as_deref());
-        let approval = (approvals.any() && approvals.needed(&entry.def, subject)).then(|| {
+        let by_policy = || {
+            self.inner.policy.as_ref().is_some_and(|policy| {
+                let question =
+                    Question::new(ctx.principal.as_deref(), Item::Tool(&entry.def), Some(&arguments));
+                !approvals.is_exempt(subject) && policy.needs_approval(&question)
+            })
+        };
+        let needed = (approvals.any() && approvals.needed(&entry.def, subject)) || by_policy();
+        let approval = needed.then(|| {
             let target = self
                 .inner
                 .approval_target
