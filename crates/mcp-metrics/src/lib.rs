@@ -1,4 +1,4 @@
-//! Prometheus metrics for mcpkit servers and gateways.
+//! Prometheus metrics for mcpkit servers and gateways, also pushed over OTLP ([`OtlpExport`]).
 //!
 //! [`Metrics`] is an [`Observer`](mcp_server::Observer): give it to a server with
 //! `Server::observe` and serve [`Metrics::router`] (or [`serve`]) on a listener of its own.
