@@ -273,6 +273,22 @@ impl Received {
     }
 }
 
+/// Serves `app` on 127.0.0.1:0 from a thread of its own (it stops with the test process); its
+/// base URL.
+fn serve_on_a_thread(app: axum::Router) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    url
+}
+
 /// An OTLP/HTTP receiver on 127.0.0.1:0 (`POST /v1/traces`, protobuf), on a thread of its own;
 /// stopped when the test process ends its runtime.
 fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Received>>>) {
@@ -283,70 +299,59 @@ fn otlp_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Received>>>) 
     use prost::Message;
     let spans = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = spans.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/v1/traces",
-                axum::routing::post(move |body: axum::body::Bytes| {
-                    let sink = sink.clone();
-                    async move {
-                        let request = ExportTraceServiceRequest::decode(body).expect("an OTLP protobuf");
-                        let mut spans = sink.lock().unwrap();
-                        for resource_spans in request.resource_spans {
-                            let service = resource_spans
-                                .resource
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let sink = sink.clone();
+            async move {
+                let request = ExportTraceServiceRequest::decode(body).expect("an OTLP protobuf");
+                let mut spans = sink.lock().unwrap();
+                for resource_spans in request.resource_spans {
+                    let service = resource_spans
+                        .resource
+                        .iter()
+                        .flat_map(|r| &r.attributes)
+                        .find(|a| a.key == "service.name")
+                        .and_then(|a| a.value.as_ref())
+                        .and_then(|v| match &v.value {
+                            Some(Value::StringValue(s)) => Some(s.clone()),
+                            _ => None,
+                        })
+                        .unwrap_or_default();
+                    for scope in resource_spans.scope_spans {
+                        for span in scope.spans {
+                            let attributes = span
+                                .attributes
                                 .iter()
-                                .flat_map(|r| &r.attributes)
-                                .find(|a| a.key == "service.name")
-                                .and_then(|a| a.value.as_ref())
-                                .and_then(|v| match &v.value {
-                                    Some(Value::StringValue(s)) => Some(s.clone()),
-                                    _ => None,
+                                .map(|a| {
+                                    let value = match a.value.as_ref().and_then(|v| v.value.as_ref()) {
+                                        Some(Value::StringValue(s)) => s.clone(),
+                                        Some(other) => format!("{other:?}"),
+                                        None => String::new(),
+                                    };
+                                    (a.key.clone(), value)
                                 })
-                                .unwrap_or_default();
-                            for scope in resource_spans.scope_spans {
-                                for span in scope.spans {
-                                    let attributes = span
-                                        .attributes
-                                        .iter()
-                                        .map(|a| {
-                                            let value = match a.value.as_ref().and_then(|v| v.value.as_ref())
-                                            {
-                                                Some(Value::StringValue(s)) => s.clone(),
-                                                Some(other) => format!("{other:?}"),
-                                                None => String::new(),
-                                            };
-                                            (a.key.clone(), value)
-                                        })
-                                        .collect();
-                                    spans.push(Received {
-                                        service: service.clone(),
-                                        trace_id: span.trace_id,
-                                        span_id: span.span_id,
-                                        parent: span.parent_span_id,
-                                        name: span.name,
-                                        kind: span.kind,
-                                        attributes,
-                                    });
-                                }
-                            }
+                                .collect();
+                            spans.push(Received {
+                                service: service.clone(),
+                                trace_id: span.trace_id,
+                                span_id: span.span_id,
+                                parent: span.parent_span_id,
+                                name: span.name,
+                                kind: span.kind,
+                                attributes,
+                            });
                         }
-                        (
-                            [(axum::http::header::CONTENT_TYPE, "application/x-protobuf")],
-                            ExportTraceServiceResponse::default().encode_to_vec(),
-                        )
                     }
-                }),
-            );
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (url, spans)
+                }
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/x-protobuf")],
+                    ExportTraceServiceResponse::default().encode_to_vec(),
+                )
+            }
+        }),
+    );
+    (serve_on_a_thread(app), spans)
 }
 
 /// OpenTelemetry's span kinds as OTLP numbers them.
@@ -434,62 +439,52 @@ fn otlp_metrics_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<P
     use prost::Message;
     let exports = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = exports.clone();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let app = axum::Router::new().route(
-                "/v1/metrics",
-                axum::routing::post(move |body: axum::body::Bytes| {
-                    let sink = sink.clone();
-                    async move {
-                        let request = ExportMetricsServiceRequest::decode(body).expect("an OTLP protobuf");
-                        let text = |v: Option<&opentelemetry_proto::tonic::common::v1::AnyValue>| match v
-                            .and_then(|v| v.value.as_ref())
-                        {
-                            Some(Value::StringValue(s)) => s.clone(),
-                            other => format!("{other:?}"),
-                        };
-                        let mut points = Vec::new();
-                        for resource in request.resource_metrics {
-                            let service = resource
-                                .resource
-                                .iter()
-                                .flat_map(|r| &r.attributes)
-                                .find(|a| a.key == "service.name")
-                                .map(|a| text(a.value.as_ref()))
-                                .unwrap_or_default();
-                            for scope in resource.scope_metrics {
-                                for metric in scope.metrics {
-                                    let Some(Data::Histogram(histogram)) = metric.data else { continue };
-                                    for point in histogram.data_points {
-                                        let attributes = point
-                                            .attributes
-                                            .iter()
-                                            .map(|a| (a.key.clone(), text(a.value.as_ref())))
-                                            .collect();
-                                        points.push(Point {
-                                            service: service.clone(),
-                                            metric: metric.name.clone(),
-                                            attributes,
-                                            count: point.count,
-                                        });
-                                    }
-                                }
+    let app = axum::Router::new().route(
+        "/v1/metrics",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let sink = sink.clone();
+            async move {
+                let request = ExportMetricsServiceRequest::decode(body).expect("an OTLP protobuf");
+                let text = |v: Option<&opentelemetry_proto::tonic::common::v1::AnyValue>| match v
+                    .and_then(|v| v.value.as_ref())
+                {
+                    Some(Value::StringValue(s)) => s.clone(),
+                    other => format!("{other:?}"),
+                };
+                let mut points = Vec::new();
+                for resource in request.resource_metrics {
+                    let service = resource
+                        .resource
+                        .iter()
+                        .flat_map(|r| &r.attributes)
+                        .find(|a| a.key == "service.name")
+                        .map(|a| text(a.value.as_ref()))
+                        .unwrap_or_default();
+                    for scope in resource.scope_metrics {
+                        for metric in scope.metrics {
+                            let Some(Data::Histogram(histogram)) = metric.data else { continue };
+                            for point in histogram.data_points {
+                                let attributes = point
+                                    .attributes
+                                    .iter()
+                                    .map(|a| (a.key.clone(), text(a.value.as_ref())))
+                                    .collect();
+                                points.push(Point {
+                                    service: service.clone(),
+                                    metric: metric.name.clone(),
+                                    attributes,
+                                    count: point.count,
+                                });
                             }
                         }
-                        sink.lock().unwrap().push(points);
-                        axum::http::StatusCode::OK
                     }
-                }),
-            );
-            axum::serve(listener, app).await.unwrap();
-        });
-    });
-    (url, exports)
+                }
+                sink.lock().unwrap().push(points);
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    (serve_on_a_thread(app), exports)
 }
 
 /// With an OTLP endpoint in the environment (and no Prometheus listener), a server pushes its

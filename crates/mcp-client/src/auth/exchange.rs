@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::AuthError;
 use super::fetch::{FetchPolicy, Fetcher, sensitive};
-use super::oauth::grants::basic;
+use super::oauth::OAuthErrorBody;
+use super::oauth::grants::{TokenResponse, basic};
 
 /// The grant type of a token exchange.
 const GRANT_TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -60,25 +60,6 @@ impl std::fmt::Debug for TokenExchange {
             .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
-}
-
-#[derive(Deserialize)]
-struct Answer {
-    access_token: String,
-    #[serde(default)]
-    token_type: Option<String>,
-    #[serde(default)]
-    expires_in: Option<Value>,
-    #[serde(default)]
-    issued_token_type: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-struct ErrorBody {
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    error_description: Option<String>,
 }
 
 impl TokenExchange {
@@ -188,13 +169,13 @@ impl TokenExchange {
         let sent = Instant::now();
         let answer = self.fetcher.post_form(&self.endpoint, &form, headers).await?;
         if !answer.is_success() {
-            let body: ErrorBody = answer.json().unwrap_or_default();
+            let body: OAuthErrorBody = answer.json().unwrap_or_default();
             return Err(AuthError::Token {
                 error: body.error.unwrap_or_else(|| format!("HTTP {}", answer.status)),
                 description: body.error_description,
             });
         }
-        let answer: Answer = answer
+        let answer: TokenResponse = answer
             .json()
             .ok_or_else(|| AuthError::Http("the token exchange answer is not a token response".into()))?;
         if answer.issued_token_type.as_deref().is_some_and(|t| t != ACCESS_TOKEN_TYPE) {

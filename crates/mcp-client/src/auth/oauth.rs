@@ -121,11 +121,11 @@ struct ClientInfo {
 
 /// What a failed OAuth request says.
 #[derive(serde::Deserialize, Default)]
-struct OAuthErrorBody {
+pub(crate) struct OAuthErrorBody {
     #[serde(default)]
-    error: Option<String>,
+    pub(crate) error: Option<String>,
     #[serde(default)]
-    error_description: Option<String>,
+    pub(crate) error_description: Option<String>,
 }
 
 /// Why a flow runs: what the refusal said.

@@ -20,18 +20,18 @@ use crate::auth::{AuthError, DpopPolicy, EnterpriseIdp, Grant, StoredTokens, Tok
 
 /// A successful token response.
 #[derive(serde::Deserialize)]
-struct TokenResponse {
-    access_token: String,
+pub(crate) struct TokenResponse {
+    pub(crate) access_token: String,
     #[serde(default)]
-    token_type: Option<String>,
+    pub(crate) token_type: Option<String>,
     #[serde(default)]
-    expires_in: Option<Value>,
+    pub(crate) expires_in: Option<Value>,
     #[serde(default)]
     refresh_token: Option<String>,
     #[serde(default)]
     scope: Option<String>,
     #[serde(default)]
-    issued_token_type: Option<String>,
+    pub(crate) issued_token_type: Option<String>,
 }
 
 impl OAuthClient {
