@@ -22,8 +22,8 @@ use crate::client::QueueLimits;
 use crate::error::ClientError;
 use crate::handler::Handlers;
 use crate::transport::{
-    Deadline, Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
-    TransportKind,
+    Deadline, Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Sent, Transport,
+    TransportError, TransportKind,
 };
 
 /// A progress callback: `(progress, total, message)`.
@@ -235,6 +235,12 @@ impl Engine {
         self.transport.send(outgoing).await
     }
 
+    /// [`Engine::send`] of a request whose answer the transport may leave to the caller.
+    async fn send_request(&self, outgoing: Outgoing) -> Result<Sent, TransportError> {
+        crate::wire::sent(&outgoing.body);
+        self.transport.send_request(outgoing).await
+    }
+
     /// Sends one request and waits for its answer (progress and tagged notifications go to
     /// `on_event`). Dropping the future cancels the request.
     pub(crate) async fn request(
@@ -326,7 +332,7 @@ impl Engine {
         // the server (an authorization flow, perhaps a person in a browser): the deadlines move
         // on by the time paused (the hard one included).
         let clock = Deadline::new();
-        let sending = clock.scope(self.send(outgoing));
+        let sending = clock.scope(self.send_request(outgoing));
         tokio::pin!(sending);
         // One timer for the whole exchange, the send and the wait: registered once, and moved
         // (not made anew) when a deadline moves.
@@ -357,9 +363,29 @@ impl Engine {
                 }
             }
         };
-        if let Err(error) = sent {
-            guard.disarm();
-            return Err(fail(answer_from_http_error(error), false));
+        let reading = match sent {
+            Err(error) => {
+                guard.disarm();
+                return Err(fail(answer_from_http_error(error), false));
+            }
+            Ok(Sent::Inbound) => None,
+            Ok(Sent::Answer(reading)) => Some(reading),
+        };
+        // The transport left the answer to this task: read it here, with the deadline, and
+        // hand it over as the reading side would (the loop below then finds it at once).
+        if let Some(reading) = reading {
+            let answer = match (timer.as_mut().as_pin_mut(), deadline) {
+                (Some(expiry), Some((_, limit))) => tokio::select! {
+                    biased;
+                    answer = reading => answer,
+                    () = expiry => return Err(fail(ClientError::Timeout(limit), true)),
+                },
+                _ => reading.await,
+            };
+            if let Some(bytes) = answer {
+                crate::wire::received(&bytes);
+                self.on_message(bytes, None).await;
+            }
         }
         loop {
             let next = std::future::poll_fn(|cx| slot.poll_next(cx));

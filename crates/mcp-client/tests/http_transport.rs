@@ -15,7 +15,7 @@ use mcp_client::transport::http::{
     HeaderName, HeaderValue, HttpConfig, HttpSseTransport, StreamableHttpTransport,
 };
 use mcp_client::transport::{
-    Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Transport, TransportError,
+    Inbound, InboundReceiver, Outgoing, OutgoingKind, RequestHeaders, Sent, Transport, TransportError,
     TransportKind,
 };
 use mcp_types::{ProtocolVersion, RequestId};
@@ -128,6 +128,64 @@ async fn modern_post_answered_with_json() {
 
     transport.close().await;
     assert!(matches!(expect_closed(&mut rx).await, TransportError::Closed));
+}
+
+#[tokio::test]
+async fn send_request_leaves_a_json_answer_to_the_caller() {
+    let (server, _srv) = our_server(|_| {}).await;
+    let (transport, mut rx) = streamable(HttpConfig::new(server.url("/mcp")));
+
+    // The call path's send: the answer is read by the caller, never pushed to the channel.
+    let sent = transport.send_request(modern_call(3, "echo", json!({"text": "direct"}))).await.unwrap();
+    let Sent::Answer(reading) = sent else { panic!("a JSON answer is left to the caller, got {sent:?}") };
+    let body = reading.await.expect("the response to request 3");
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(answer["id"], 3);
+    assert_eq!(answer["result"]["content"][0]["text"], "direct");
+
+    // An SSE answer is still followed by the transport, onto the channel.
+    let mut meta = meta();
+    meta["progressToken"] = json!("t");
+    let params = json!({"_meta": meta, "name": "progress"});
+    let headers = RequestHeaders { name: Some("progress".into()), ..RequestHeaders::default() };
+    let sent = transport.send_request(request(4, "tools/call", params, Some(MODERN), headers)).await.unwrap();
+    assert!(matches!(sent, Sent::Inbound), "an SSE answer comes through the channel");
+    assert_eq!(next_related(&mut rx, 4).await["method"], "notifications/progress");
+    assert_eq!(next_related(&mut rx, 4).await["method"], "notifications/progress");
+    assert_eq!(next_message(&mut rx).await["id"], 4);
+
+    transport.close().await;
+    assert!(matches!(expect_closed(&mut rx).await, TransportError::Closed));
+}
+
+#[tokio::test]
+async fn closing_ends_a_request_still_waiting_for_its_answer() {
+    // A server that takes the request in and never answers it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let holder = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let (transport, mut rx) = streamable(HttpConfig::new(format!("http://{addr}/mcp")));
+    let sending = {
+        let transport = transport.clone();
+        tokio::spawn(
+            async move { transport.send_request(modern_call(5, "echo", json!({"text": "x"}))).await },
+        )
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!sending.is_finished(), "the server never answers");
+    let started = Instant::now();
+    transport.close().await;
+    let outcome =
+        tokio::time::timeout(Duration::from_secs(2), sending).await.expect("ended by close").unwrap();
+    assert!(matches!(outcome, Err(TransportError::Closed)), "{outcome:?}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(matches!(expect_closed(&mut rx).await, TransportError::Closed));
+    holder.abort();
 }
 
 #[tokio::test]

@@ -58,7 +58,18 @@ fn fill_random(buf: &mut [u8]) {
 pub(crate) fn nonce() -> String {
     let mut bytes = [0u8; 8];
     fill_random(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&bytes)
+}
+
+/// Lowercase hex of `bytes`, written into one string (no allocation per byte).
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
 }
 
 #[derive(Serialize, Deserialize)]
@@ -121,7 +132,7 @@ pub(crate) fn caller(principal: Option<&Principal>) -> String {
             }
         }
     }
-    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex(&hasher.finalize())
 }
 
 /// The digest binding a state to a request: method plus its salient params. Computed only for
@@ -140,7 +151,7 @@ pub(crate) fn digest(method: &str, subject: &str, arguments: Option<&JsonObject>
         let written = serde_json::to_writer(HashWriter(&mut hasher), arguments);
         debug_assert!(written.is_ok(), "a JSON map always serializes");
     }
-    hasher.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    hex(&hasher.finalize())
 }
 
 /// Feeds serialized JSON into a hash as it is written.

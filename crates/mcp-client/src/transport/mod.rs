@@ -245,6 +245,18 @@ pub trait Transport: Send + Sync + 'static {
     /// request's clock meanwhile ([`Deadline::pause_current`], polled within this future).
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
 
+    /// Sends one request, like [`Transport::send`], and lets the caller read its answer itself
+    /// where the transport can ([`Sent::Answer`]) instead of through the inbound channel: the
+    /// client core's call path, which then takes a request's answer in the calling task, with
+    /// no hand-off to another task. Resolves, like `send`, once the request is delivered (on
+    /// HTTP: the answer's status and headers are in).
+    ///
+    /// The default sends with [`Transport::send`], the answer coming through the inbound
+    /// channel ([`Sent::Inbound`]).
+    fn send_request(&self, message: Outgoing) -> BoxFuture<'_, Result<Sent, TransportError>> {
+        Box::pin(async move { self.send(message).await.map(|()| Sent::Inbound) })
+    }
+
     /// The client no longer wants the answer to `id` (cancelled, timed out, dropped). HTTP
     /// closes that request's response stream (the modern cancellation signal); stdio does
     /// nothing (the core sends `notifications/cancelled`).
@@ -267,6 +279,28 @@ pub trait Transport: Send + Sync + 'static {
     /// HTTP sends `DELETE` for a legacy session; HTTP+SSE drops its stream. Pushes
     /// [`Inbound::Closed`] unless already closed. Idempotent.
     fn close(&self) -> BoxFuture<'_, ()>;
+}
+
+/// Where the answer to a request sent with [`Transport::send_request`] comes from.
+pub enum Sent {
+    /// The inbound channel: the answer (or the request's [`Inbound::Unanswered`]) is pushed
+    /// there, as for [`Transport::send`].
+    Inbound,
+    /// This future, which reads the answer: it yields the bytes of the JSON-RPC response to the
+    /// request — a response with the request's id, checked — or `None` when the answer was
+    /// something else, which the transport then pushed to the inbound channel with whatever
+    /// it says (an [`Inbound::Unanswered`] for the request at least). Dropping the future
+    /// abandons the answer (HTTP: the connection is closed).
+    Answer(BoxFuture<'static, Option<bytes::Bytes>>),
+}
+
+impl std::fmt::Debug for Sent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Sent::Inbound => "Sent::Inbound",
+            Sent::Answer(_) => "Sent::Answer",
+        })
+    }
 }
 
 /// Bounded waits of a transport's shutdown.

@@ -10,10 +10,12 @@
 //!   `GET` + `Last-Event-ID` after the server's `retry` delay; the standalone `GET` stream
 //!   carries the server's own messages; `DELETE` ends the session.
 //!
-//! Each request runs in its own task, which owns the HTTP exchange from the POST to the end of
-//! its answer; `send` returns once the status and headers are in, and `abandon` aborts the task,
-//! which closes the connection. Whatever a stream brings is pushed to the inbound channel as it
-//! is read, waiting for room there: a full channel holds the server back (back-pressure).
+//! A request's POST runs in the caller's task, up to the status and headers of its answer. A
+//! JSON answer is then read by the caller too ([`Sent::Answer`]): the common call costs no task
+//! and no hand-off. An SSE answer is followed by a task of its own, which `abandon` aborts
+//! (closing the connection); dropping the caller's future does the same for everything before.
+//! Whatever a stream brings is pushed to the inbound channel as it is read, waiting for room
+//! there: a full channel holds the server back (back-pressure).
 
 mod streams;
 
@@ -25,8 +27,8 @@ use std::time::Duration;
 use mcp_types::{ProtocolVersion, RequestId};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Response, StatusCode, Url};
-use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
 
 use super::common::{
     HttpCore, Inbox, JSON, JSON_OR_EVENT_STREAM, MCP_METHOD, MCP_NAME, MCP_PROTOCOL_VERSION, MCP_SESSION_ID,
@@ -35,7 +37,7 @@ use super::common::{
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
 use crate::transport::{
-    BoxFuture, Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, Transport, TransportError,
+    BoxFuture, Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, Sent, Transport, TransportError,
     TransportKind, response_id,
 };
 use crate::wire;
@@ -57,6 +59,9 @@ struct Shared {
     inbox: Inbox,
     state: Mutex<State>,
     closed: AtomicBool,
+    /// Cancelled when the transport closes: requests still waiting for their answer's headers
+    /// in their callers' tasks end at once, as the tasks of SSE answers are aborted.
+    closing: CancellationToken,
     next_task: AtomicU64,
 }
 
@@ -66,8 +71,8 @@ struct State {
     session_id: Option<HeaderValue>,
     /// The version of the legacy session (from `session_ready`).
     session_version: Option<ProtocolVersion>,
-    /// The task of each request whose answer is still being read, with a task number so that
-    /// a finished task never removes its successor's entry.
+    /// The task of each request whose SSE answer is still being read, with a task number so
+    /// that a finished task never removes its successor's entry.
     requests: HashMap<RequestId, (u64, AbortHandle)>,
     /// The standalone GET stream.
     listen: Option<AbortHandle>,
@@ -83,6 +88,7 @@ impl StreamableHttpTransport {
             inbox: Inbox::new(inbound),
             state: Mutex::default(),
             closed: AtomicBool::new(false),
+            closing: CancellationToken::new(),
             next_task: AtomicU64::new(0),
         };
         Ok(Arc::new(StreamableHttpTransport { shared: Arc::new(shared) }))
@@ -131,10 +137,32 @@ impl Transport for StreamableHttpTransport {
             match &message.kind {
                 OutgoingKind::Request { id, .. } => {
                     let id = id.clone();
-                    self.shared.send_request(id, message).await
+                    match self.shared.send_request(id.clone(), message).await? {
+                        Sent::Inbound => {}
+                        // Read by a task of the transport, as `send` promises.
+                        Sent::Answer(reading) => self.shared.read_in_task(id, reading),
+                    }
+                    Ok(())
                 }
                 OutgoingKind::Notification { .. } | OutgoingKind::Response => {
                     self.shared.send_one_way(message).await
+                }
+            }
+        })
+    }
+
+    fn send_request(&self, message: Outgoing) -> BoxFuture<'_, Result<Sent, TransportError>> {
+        Box::pin(async move {
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(TransportError::Closed);
+            }
+            match &message.kind {
+                OutgoingKind::Request { id, .. } => {
+                    let id = id.clone();
+                    self.shared.send_request(id, message).await
+                }
+                OutgoingKind::Notification { .. } | OutgoingKind::Response => {
+                    self.shared.send_one_way(message).await.map(|()| Sent::Inbound)
                 }
             }
         })
@@ -203,30 +231,13 @@ impl Transport for StreamableHttpTransport {
     }
 }
 
-/// Aborts a request's task when `send` is dropped before the answer began.
-struct AbortOnDrop<'a> {
-    shared: &'a Shared,
-    id: RequestId,
-    task: u64,
-    armed: bool,
-}
-
-impl Drop for AbortOnDrop<'_> {
-    fn drop(&mut self) {
-        if self.armed {
-            if let Some((_, handle)) = self.shared.forget_request(&self.id, self.task) {
-                handle.abort();
-            }
-        }
-    }
-}
-
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn abort_all(&self) {
+        self.closing.cancel();
         let mut state = self.lock();
         for (_, (_, task)) in state.requests.drain() {
             task.abort();
@@ -361,102 +372,124 @@ impl Shared {
         Ok(())
     }
 
-    /// Starts the task of a request and waits for the status and headers of its answer.
-    async fn send_request(self: &Arc<Self>, id: RequestId, message: Outgoing) -> Result<(), TransportError> {
-        let (reply_tx, reply_rx) = oneshot::channel();
-        let task = self.next_task.fetch_add(1, Ordering::Relaxed);
-        {
-            let mut state = self.lock();
-            let shared = self.clone();
-            let task_id = id.clone();
-            // The request's clock goes with it, to be paused while it is authorized.
-            let clock = Deadline::current();
-            let handle = tokio::spawn(async move {
-                let run = shared.run_request(&task_id, message, reply_tx);
-                match clock {
-                    Some(clock) => clock.scope(run).await,
-                    None => run.await,
-                }
-                shared.forget_request(&task_id, task);
-            });
-            if let Some((_, previous)) = state.requests.insert(id.clone(), (task, handle.abort_handle())) {
-                // The same id while the previous one is still being read: the previous answer
-                // can no longer be told apart, so its stream is closed.
-                previous.abort();
-            }
-        }
-        let mut guard = AbortOnDrop { shared: self, id, task, armed: true };
-        let result = reply_rx.await;
-        guard.armed = false;
-        match result {
-            Ok(result) => result,
-            Err(_) if self.closed.load(Ordering::Acquire) => Err(TransportError::Closed),
-            Err(_) => Err(TransportError::Lost("the request was abandoned before its answer began".into())),
+    /// Sends a request in the caller's task, up to the status and headers of its answer: a
+    /// JSON answer is left to the caller to read ([`Sent::Answer`]); an SSE answer is followed
+    /// by a task of its own. Ends at once when the transport closes meanwhile.
+    async fn send_request(
+        self: &Arc<Self>,
+        id: RequestId,
+        message: Outgoing,
+    ) -> Result<Sent, TransportError> {
+        let closing = self.closing.clone();
+        tokio::select! {
+            biased;
+            sent = self.answer_of(id, message) => sent,
+            () = closing.cancelled() => Err(TransportError::Closed),
         }
     }
 
-    /// The whole exchange of one request: POST, then its JSON body or its SSE stream, resumed
-    /// when legacy.
-    async fn run_request(
-        &self,
-        id: &RequestId,
-        message: Outgoing,
-        reply: oneshot::Sender<Result<(), TransportError>>,
-    ) {
-        let mut response = match self.post(&message).await {
-            Ok(response) => response,
-            Err(e) => {
-                let _ = reply.send(Err(e));
-                return;
-            }
-        };
+    async fn answer_of(self: &Arc<Self>, id: RequestId, message: Outgoing) -> Result<Sent, TransportError> {
+        let response = self.post(&message).await?;
         let limit = self.core.config.max_message_size;
         let status = response.status();
         if status == StatusCode::ACCEPTED || response.content_length() == Some(0) {
-            let _ = reply.send(Ok(()));
             let error = format!("the server answered the request with HTTP {status} and no body");
-            self.unanswered(id, TransportError::Unexpected(error)).await;
-            return;
+            self.unanswered(&id, TransportError::Unexpected(error)).await;
+            return Ok(Sent::Inbound);
         }
         match media_type(&response).as_deref() {
             Some("application/json") => {
                 if response.content_length().is_some_and(|len| len > limit as u64) {
                     let error = format!("the answer exceeds the limit of {limit} bytes");
-                    let _ = reply.send(Err(TransportError::Unexpected(error)));
-                    return;
+                    return Err(TransportError::Unexpected(error));
                 }
-                let _ = reply.send(Ok(()));
-                match read_bounded(&mut response, limit).await {
-                    Ok(body) => {
-                        let wrong = not_the_response(&body, id);
-                        if !body.iter().all(u8::is_ascii_whitespace) {
-                            self.inbox.push(Inbound::Message(body)).await;
-                        }
-                        if let Some(error) = wrong {
-                            self.unanswered(id, TransportError::Unexpected(error)).await;
-                        }
-                    }
-                    Err(ReadError::TooLarge) => {
-                        let error = format!("the answer exceeds the limit of {limit} bytes");
-                        self.unanswered(id, TransportError::Unexpected(error)).await;
-                    }
-                    Err(ReadError::Broken(e)) => self.unanswered(id, TransportError::Lost(e)).await,
-                }
+                let shared = self.clone();
+                Ok(Sent::Answer(Box::pin(async move { shared.read_answer(&id, response).await })))
             }
             Some("text/event-stream") => {
-                let _ = reply.send(Ok(()));
-                self.follow_request_stream(id, response, message.protocol_version).await;
+                let shared = self.clone();
+                let version = message.protocol_version;
+                self.in_task(id, move |id| async move {
+                    shared.follow_request_stream(&id, response, version).await
+                });
+                Ok(Sent::Inbound)
             }
             other => {
                 let what = match other {
                     Some(media) => format!("content type {media}"),
                     None => "no content type".to_owned(),
                 };
-                let error = format!(
+                Err(TransportError::Unexpected(format!(
                     "the server answered the request with {what} instead of application/json or text/event-stream"
-                );
-                let _ = reply.send(Err(TransportError::Unexpected(error)));
+                )))
             }
+        }
+    }
+
+    /// Reads a JSON answer: the response to `id`, or `None` when the body is something else
+    /// (delivered as it is, with the request reported unanswered) or could not be read.
+    async fn read_answer(&self, id: &RequestId, mut response: Response) -> Option<bytes::Bytes> {
+        let limit = self.core.config.max_message_size;
+        let closing = self.closing.clone();
+        let read = tokio::select! {
+            biased;
+            read = read_bounded(&mut response, limit) => read,
+            // The inbound channel says the transport closed; the call hears it from there.
+            () = closing.cancelled() => return None,
+        };
+        match read {
+            Ok(body) => {
+                let Some(error) = not_the_response(&body, id) else { return Some(body) };
+                if !body.iter().all(u8::is_ascii_whitespace) {
+                    self.inbox.push(Inbound::Message(body)).await;
+                }
+                self.unanswered(id, TransportError::Unexpected(error)).await;
+            }
+            Err(ReadError::TooLarge) => {
+                let error = format!("the answer exceeds the limit of {limit} bytes");
+                self.unanswered(id, TransportError::Unexpected(error)).await;
+            }
+            Err(ReadError::Broken(e)) => self.unanswered(id, TransportError::Lost(e)).await,
+        }
+        None
+    }
+
+    /// Reads a JSON answer in a task of its own, pushing it to the inbound channel
+    /// ([`Transport::send`] of a request).
+    fn read_in_task(self: &Arc<Self>, id: RequestId, reading: BoxFuture<'static, Option<bytes::Bytes>>) {
+        let shared = self.clone();
+        self.in_task(id, move |_| async move {
+            if let Some(body) = reading.await {
+                shared.inbox.push(Inbound::Message(body)).await;
+            }
+        });
+    }
+
+    /// Runs what remains of request `id`'s exchange in a task that [`Transport::abandon`]
+    /// aborts, with the request's clock.
+    fn in_task<F: Future<Output = ()> + Send + 'static>(
+        self: &Arc<Self>,
+        id: RequestId,
+        run: impl FnOnce(RequestId) -> F,
+    ) {
+        let task = self.next_task.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.lock();
+        let shared = self.clone();
+        let task_id = id.clone();
+        // The request's clock goes with it, to be paused while it is authorized.
+        let clock = Deadline::current();
+        let running = run(id.clone());
+        let handle = tokio::spawn(async move {
+            match clock {
+                Some(clock) => clock.scope(running).await,
+                None => running.await,
+            }
+            shared.forget_request(&task_id, task);
+        });
+        if let Some((_, previous)) = state.requests.insert(id, (task, handle.abort_handle())) {
+            // The same id while the previous one is still being read: the previous answer
+            // can no longer be told apart, so its stream is closed.
+            previous.abort();
         }
     }
 
