@@ -39,6 +39,9 @@
 
 use std::str::FromStr;
 
+mod reload;
+pub use reload::Reloadable;
+
 use cel_interpreter::{Context, Program, Value as Cel};
 use mcp_server::Principal;
 use mcp_server::policy::{Decision, Item, Policy, Question};

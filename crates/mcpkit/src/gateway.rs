@@ -141,6 +141,7 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             },
             None => None,
         };
+        let policy_file = config.settings.policy_file.clone();
         let policy = match &config.settings.policy_file {
             Some(file) => match load_policy(file) {
                 Ok(policy) => Some(policy),
@@ -164,8 +165,10 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                 metrics.upstream_request(upstream, took, answered);
             }
         });
-        let options = match policy {
-            Some(policy) => options.policy(std::sync::Arc::new(policy)),
+        // Reloads replace the rules in place (`Reloader`).
+        let policy = policy.map(|rules| std::sync::Arc::new(mcp_policy::Reloadable::new(rules)));
+        let options = match &policy {
+            Some(policy) => options.policy(policy.clone()),
             None => options,
         };
         let gateway = match Gateway::start_with(config, options).await {
@@ -201,12 +204,14 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                 return fail(e);
             }
         }
+        let reloader =
+            args.config.clone().map(|path| Reloader::new(gateway.clone(), policy, path, policy_file));
         let code = if args.check {
             check(&gateway)
         } else if let Some(addr) = http {
-            serve_http(&gateway, &args, &addr, session_key).await
+            serve_http(&gateway, &args, &addr, session_key, reloader).await
         } else {
-            serve_stdio(&gateway, &args).await
+            serve_stdio(&gateway, reloader).await
         };
         gateway.close().await;
         if let Some(exporter) = exporter {
@@ -237,12 +242,12 @@ fn check(gateway: &Gateway) -> ExitCode {
 
 /// Serves stdin/stdout until the input ends or a signal (SIGINT, SIGTERM) arrives — then the
 /// gateway is closed, its upstreams with it; SIGHUP reloads the configuration.
-async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
+async fn serve_stdio(gateway: &Gateway, reloader: Option<Reloader>) -> ExitCode {
     let mut signals = match signals::Signals::catch() {
         Ok(signals) => signals,
         Err(e) => return fail(format!("cannot catch signals: {e}")),
     };
-    let reloading = args.config.clone().map(|file| tokio::spawn(watch_config(gateway.clone(), file)));
+    let reloading = reloader.clone().map(|reloader| tokio::spawn(reloader.watch()));
     let server = gateway.server();
     let serving = server.serve_stdio();
     tokio::pin!(serving);
@@ -254,8 +259,8 @@ async fn serve_stdio(gateway: &Gateway, args: &GatewayArgs) -> ExitCode {
             },
             number = signals.next_number() => {
                 if number == signals::SIGHUP {
-                    if let Some(file) = &args.config {
-                        reload(gateway, file).await;
+                    if let Some(reloader) = &reloader {
+                        reloader.reload().await;
                     }
                     continue;
                 }
@@ -274,6 +279,7 @@ async fn serve_http(
     args: &GatewayArgs,
     addr: &str,
     session_key: Option<mcp_http::SessionKey>,
+    reloader: Option<Reloader>,
 ) -> ExitCode {
     // Signals are caught before the address is announced: whoever reads it may signal at once.
     let signals = match signals::Signals::catch() {
@@ -316,13 +322,12 @@ async fn serve_http(
             crate::gateway_status::describe(&serde_json::to_value(&upstream).unwrap_or_default())
         );
     }
-    let reloading = args.config.clone().map(|file| tokio::spawn(watch_config(gateway.clone(), file)));
+    let reloading = reloader.clone().map(|reloader| tokio::spawn(reloader.watch()));
     // SIGHUP reloads; SIGINT and SIGTERM stop (a second one at once).
-    let reloader = gateway.clone();
-    let on_hangup = args.config.clone().map(|path| {
+    let on_hangup = reloader.map(|reloader| {
         move || {
-            let (gateway, path) = (reloader.clone(), path.clone());
-            async move { reload(&gateway, &path).await }
+            let reloader = reloader.clone();
+            async move { reloader.reload().await }
         }
     });
     let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, on_hangup);
@@ -360,33 +365,105 @@ fn demonstration() -> Result<GatewayConfig, String> {
     Ok(gateway)
 }
 
-async fn reload(gateway: &Gateway, path: &std::path::Path) {
-    let config: GatewayConfig = match config::load(path) {
-        Ok(config) => config,
-        Err(e) => {
-            eprintln!("mcpkit: reload refused, the running configuration is kept: {e}");
-            return;
+/// Reloads the configuration file — and the policy's rules file it names — while the gateway
+/// serves: on SIGHUP, and when either file changes. A configuration or rules file that cannot
+/// be served is refused whole, with its error, and the running one kept.
+#[derive(Clone)]
+struct Reloader {
+    gateway: Gateway,
+    /// The policy in force, when the gateway started with one (`policy_file`).
+    policy: Option<std::sync::Arc<mcp_policy::Reloadable>>,
+    path: PathBuf,
+    /// The rules file of the configuration in force (watched too).
+    policy_file: std::sync::Arc<std::sync::Mutex<Option<PathBuf>>>,
+}
+
+impl Reloader {
+    fn new(
+        gateway: Gateway,
+        policy: Option<std::sync::Arc<mcp_policy::Reloadable>>,
+        path: PathBuf,
+        policy_file: Option<PathBuf>,
+    ) -> Self {
+        Reloader {
+            gateway,
+            policy,
+            path,
+            policy_file: std::sync::Arc::new(std::sync::Mutex::new(policy_file)),
         }
-    };
-    match gateway.reload(config).await {
-        Ok(()) => eprintln!("configuration reloaded from {}", path.display()),
-        Err(e) => eprintln!("mcpkit: reload refused, the running configuration is kept: {e}"),
+    }
+
+    fn policy_file(&self) -> Option<PathBuf> {
+        self.policy_file.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    async fn reload(&self) {
+        let refuse = |e: &dyn std::fmt::Display| {
+            eprintln!("mcpkit: reload refused, the running configuration is kept: {e}");
+        };
+        let config: GatewayConfig = match config::load(&self.path) {
+            Ok(config) => config,
+            Err(e) => return refuse(&e),
+        };
+        // The rules are read (and compiled) before anything changes: bad rules refuse the whole
+        // reload, as a bad configuration does.
+        let rules = match (&config.settings.policy_file, &self.policy) {
+            (Some(file), Some(_)) => match load_policy(file) {
+                Ok(rules) => Some(rules),
+                Err(e) => return refuse(&format!("policy_file {e}")),
+            },
+            (None, None) => None,
+            // Serving under a policy or without one is decided at start: a reload that would
+            // open every tool to every caller (or close them) is not a reload's to make.
+            (Some(_), None) => {
+                return refuse(
+                    &"policy_file cannot be added by a reload: restart the gateway to serve under a policy",
+                );
+            }
+            (None, Some(_)) => {
+                return refuse(
+                    &"policy_file cannot be removed by a reload: restart the gateway to serve without one",
+                );
+            }
+        };
+        let policy_file = config.settings.policy_file.clone();
+        if let Err(e) = self.gateway.reload(config).await {
+            return refuse(&e);
+        }
+        *self.policy_file.lock().unwrap_or_else(|e| e.into_inner()) = policy_file;
+        if let (Some(rules), Some(policy)) = (rules, &self.policy) {
+            let count = rules.len();
+            policy.replace(rules);
+            eprintln!("policy: {count} rule(s) in force");
+            // What each caller may see can have changed: clients list again.
+            let server = self.gateway.server();
+            for change in
+                [mcp_server::Change::Tools, mcp_server::Change::Prompts, mcp_server::Change::Resources]
+            {
+                server.notify(change);
+            }
+        }
+        eprintln!("configuration reloaded from {}", self.path.display());
+    }
+
+    /// Reloads whenever the configuration's or the rules' modification time changes.
+    async fn watch(self) {
+        let stamps = |reloader: &Reloader| {
+            (modified(&reloader.path), reloader.policy_file().and_then(|f| modified(&f)))
+        };
+        let mut last = stamps(&self);
+        loop {
+            tokio::time::sleep(CONFIG_POLL).await;
+            let now = stamps(&self);
+            if now != last && now.0.is_some() {
+                self.reload().await;
+                // The rules file may be another one now.
+                last = stamps(&self);
+            }
+        }
     }
 }
 
 fn modified(path: &std::path::Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// Reloads the configuration whenever the file's modification time changes.
-async fn watch_config(gateway: Gateway, path: PathBuf) {
-    let mut last = modified(&path);
-    loop {
-        tokio::time::sleep(CONFIG_POLL).await;
-        let now = modified(&path);
-        if now != last && now.is_some() {
-            last = now;
-            reload(&gateway, &path).await;
-        }
-    }
 }

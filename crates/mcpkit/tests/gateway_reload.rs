@@ -88,6 +88,83 @@ fn sighup_reloads_an_unchanged_looking_file() {
     assert!(gateway.stderr().contains("configuration reloaded"), "{}", gateway.stderr());
 }
 
+/// The rules of `policy_file` are reloaded with the configuration — when the rules file
+/// changes, and on SIGHUP — and take effect for lists and calls at once; rules that do not
+/// compile are refused and the running ones kept.
+#[test]
+fn the_policy_rules_are_reloaded_and_bad_ones_refused() {
+    let dir = Dir::new("reload-policy");
+    let forbid = |tool: &str| {
+        format!(
+            "default = \"allow\"\n[[rule]]\nid = \"no-{tool}\"\neffect = \"forbid\"\nwhen = 'item.kind == \"tool\" && item.name == \"{tool}\"'\n"
+        )
+    };
+    let rules = dir.path().join("policy.toml");
+    std::fs::write(&rules, forbid("fail")).unwrap();
+    let config =
+        dir.write_config(&format!("[gateway]\npolicy_file = \"policy.toml\"\n{}", stdio_upstream("a", "")));
+    let gateway = gateway_support::gateway_http(&config);
+    let before = listed(gateway.url()).unwrap();
+    assert!(before.iter().any(|n| n == "echo") && !before.iter().any(|n| n == "fail"), "{before:?}");
+
+    // The rules file alone changes: `echo` is hidden and refused, `fail` is back.
+    std::fs::write(&rules, forbid("echo")).unwrap();
+    let names = eventually("the new rules to hide echo", PATIENCE, || {
+        let names = listed(gateway.url())?;
+        if names.iter().any(|n| n == "fail") && !names.iter().any(|n| n == "echo") {
+            Ok(names)
+        } else {
+            Err(format!("{names:?}\ngateway stderr:\n{}", gateway.stderr()))
+        }
+    });
+    assert!(names.iter().any(|n| n == "add"), "{names:?}");
+    let (code, _, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=x"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Unknown tool: echo"), "{err}");
+    assert!(gateway.stderr().contains("policy: 1 rule(s) in force"), "{}", gateway.stderr());
+
+    // Rules that do not compile: refused, naming the rule; the rules in force stay.
+    std::fs::write(&rules, "[[rule]]\nid = \"broken\"\neffect = \"forbid\"\nwhen = 'item.name =='\n")
+        .unwrap();
+    let refused = eventually("the broken rules to be refused", PATIENCE, || {
+        let stderr = gateway.stderr();
+        if stderr.contains("reload refused") { Ok(stderr) } else { Err(stderr) }
+    });
+    let line = refused.lines().find(|l| l.contains("reload refused")).unwrap();
+    assert!(line.contains("\"broken\"") && line.contains("policy_file"), "{line}");
+    let after = listed(gateway.url()).unwrap();
+    assert!(!after.iter().any(|n| n == "echo") && after.iter().any(|n| n == "fail"), "{after:?}");
+
+    // SIGHUP reads the rules again even when nothing looks changed.
+    #[cfg(unix)]
+    {
+        let mtime = std::fs::metadata(&rules).unwrap().modified().unwrap();
+        let next = dir.path().join("next-policy.toml");
+        std::fs::write(&next, forbid("add")).unwrap();
+        std::fs::File::options().write(true).open(&next).unwrap().set_modified(mtime).unwrap();
+        std::fs::rename(&next, &rules).unwrap();
+        gateway_support::signal(gateway.id(), nix::sys::signal::Signal::SIGHUP);
+        let names = eventually("SIGHUP to bring the rules hiding add", PATIENCE, || {
+            let names = listed(gateway.url())?;
+            if names.iter().any(|n| n == "echo") && !names.iter().any(|n| n == "add") {
+                Ok(names)
+            } else {
+                Err(format!("{names:?}\ngateway stderr:\n{}", gateway.stderr()))
+            }
+        });
+        assert!(names.iter().any(|n| n == "fail"), "{names:?}");
+    }
+
+    // A reload may not take the policy away.
+    dir.write_config(&stdio_upstream("a", ""));
+    eventually("removing the policy to be refused", PATIENCE, || {
+        let stderr = gateway.stderr();
+        if stderr.contains("cannot be removed by a reload") { Ok(()) } else { Err(stderr) }
+    });
+    let still = listed(gateway.url()).unwrap();
+    assert!(!still.iter().any(|n| n == "add"), "the rules in force stay: {still:?}");
+}
+
 /// `mcpkit listen --tools --url URL [extra]`, its stdout lines sent on the channel; killed on
 /// drop.
 struct Listener {
