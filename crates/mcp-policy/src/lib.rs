@@ -21,7 +21,22 @@
 //! A `forbid` rule that matches denies, whatever else matches; otherwise a `permit` rule that
 //! matches allows; otherwise `default` decides. An `approve` rule decides nothing of that: a
 //! tool call it matches (and that is allowed) waits for a person's approval first —
-//! `when = 'action == "tools/call" && context.arguments.amount > 1000'`, say. A rule whose expression fails to evaluate (a
+//! `when = 'action == "tools/call" && context.arguments.amount > 1000'`, say. A `limit` rule
+//! decides nothing either: an allowed use it matches is also held to its `rate` (`"10/minute"`;
+//! `second`, `minute`, `hour`, `day`, or a span such as `"100/10s"`, `"5/2m"`), with an
+//! optional `burst` (the default: the rate's count), per caller × item — a bucket per rule, so
+//! several matching limits each apply:
+//!
+//! ```toml
+//! [[rule]]
+//! id = "search-cap"
+//! effect = "limit"
+//! rate = "30/minute"
+//! burst = 5
+//! when = 'action == "tools/call" && item.name == "search" && !("bulk" in principal.scopes)'
+//! ```
+//!
+//! A rule whose expression fails to evaluate (a
 //! missing member without `has()`, a type mismatch) does not match, and the failure is logged.
 //!
 //! What an expression sees:
@@ -42,9 +57,12 @@ use std::str::FromStr;
 mod reload;
 pub use reload::Reloadable;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use cel_interpreter::{Context, Program, Value as Cel};
-use mcp_server::Principal;
-use mcp_server::policy::{Decision, Item, Policy, Question};
+use mcp_server::policy::{Decision, Item, NamedLimit, Policy, Question};
+use mcp_server::{Principal, RateLimit};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -60,6 +78,9 @@ pub enum Effect {
     /// before the tool runs (asked as the server's approvals are; a caller the approval
     /// settings exempt is not asked).
     Approve,
+    /// Neither allows nor denies: an allowed use it matches is held to the rule's `rate`
+    /// (a bucket per rule × caller × item).
+    Limit,
 }
 
 /// What no rule decides.
@@ -79,6 +100,10 @@ struct RuleText {
     id: String,
     effect: Effect,
     when: String,
+    /// A `limit` rule's rate: `"N/second"` (`minute`, `hour`, `day`) or `"N/<span>"`.
+    rate: Option<String>,
+    /// A `limit` rule's burst (default: the rate's count).
+    burst: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -91,9 +116,11 @@ struct FileText {
 }
 
 struct Rule {
-    id: String,
+    id: Arc<str>,
     effect: Effect,
     program: Program,
+    /// A `limit` rule's limit.
+    limit: Option<RateLimit>,
 }
 
 impl std::fmt::Debug for Rule {
@@ -139,11 +166,79 @@ impl FromStr for RulePolicy {
                 }
                 let program = compile(&rule.when)
                     .map_err(|e| PolicyError(format!("rule {:?}: `when` does not compile: {e}", rule.id)))?;
-                Ok(Rule { id: rule.id, effect: rule.effect, program })
+                let limit = match (rule.effect, &rule.rate) {
+                    (Effect::Limit, Some(rate)) => {
+                        let limit = parse_rate(rate)
+                            .map_err(|e| PolicyError(format!("rule {:?}: `rate` {e}", rule.id)))?;
+                        Some(match rule.burst {
+                            Some(0) => {
+                                return Err(PolicyError(format!(
+                                    "rule {:?}: `burst` must be at least 1",
+                                    rule.id
+                                )));
+                            }
+                            Some(burst) => limit.with_burst(burst),
+                            None => limit,
+                        })
+                    }
+                    (Effect::Limit, None) => {
+                        return Err(PolicyError(format!(
+                            "rule {:?}: a `limit` rule needs a `rate`",
+                            rule.id
+                        )));
+                    }
+                    (_, Some(_)) => {
+                        return Err(PolicyError(format!(
+                            "rule {:?}: only a `limit` rule has a `rate`",
+                            rule.id
+                        )));
+                    }
+                    (_, None) if rule.burst.is_some() => {
+                        return Err(PolicyError(format!(
+                            "rule {:?}: only a `limit` rule has a `burst`",
+                            rule.id
+                        )));
+                    }
+                    (_, None) => None,
+                };
+                Ok(Rule { id: rule.id.into(), effect: rule.effect, program, limit })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(RulePolicy { default: file.default, rules })
     }
+}
+
+/// A `limit` rule's `rate`: `"N/second"`, `"N/minute"`, `"N/hour"`, `"N/day"`, or `"N/<span>"`
+/// with a span of whole seconds, minutes or hours (`"100/10s"`, `"5/2m"`, `"1000/1h"`).
+fn parse_rate(text: &str) -> Result<RateLimit, String> {
+    let wrong = || format!("{text:?} is not a rate such as \"10/minute\" or \"100/10s\"");
+    let (count, per) = text.split_once('/').ok_or_else(wrong)?;
+    let count: u32 = count.trim().parse().map_err(|_| wrong())?;
+    if count == 0 {
+        return Err(format!("{text:?} allows nothing: a rate needs at least 1 request"));
+    }
+    let per = per.trim();
+    let seconds = match per {
+        "second" | "s" => 1,
+        "minute" | "m" => 60,
+        "hour" | "h" => 3600,
+        "day" | "d" => 86_400,
+        span => {
+            let unit = span.chars().last().ok_or_else(wrong)?;
+            let n: u64 = span[..span.len() - unit.len_utf8()].parse().map_err(|_| wrong())?;
+            let scale = match unit {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                _ => return Err(wrong()),
+            };
+            if n == 0 {
+                return Err(wrong());
+            }
+            n.checked_mul(scale).ok_or_else(wrong)?
+        }
+    };
+    Ok(RateLimit::new(count, Duration::from_secs(seconds)))
 }
 
 /// Compiles a CEL expression. The parser panics on some malformed input instead of returning
@@ -251,13 +346,13 @@ impl Policy for RulePolicy {
         };
         let mut permitted = false;
         let mut forbidden = Vec::new();
-        for rule in self.rules.iter().filter(|r| r.effect != Effect::Approve) {
+        for rule in self.rules.iter().filter(|r| matches!(r.effect, Effect::Permit | Effect::Forbid)) {
             if Self::matches(rule, &context) {
                 match rule.effect {
-                    Effect::Forbid => forbidden.push(rule.id.clone()),
+                    Effect::Forbid => forbidden.push(rule.id.to_string()),
                     Effect::Permit => permitted = true,
-                    // Filtered out above: approval is asked for after the decision.
-                    Effect::Approve => {}
+                    // Filtered out above: approvals and limits apply after the decision.
+                    Effect::Approve | Effect::Limit => {}
                 }
             }
         }
@@ -278,6 +373,18 @@ impl Policy for RulePolicy {
         // A context that cannot be built asks: approval is the safe side.
         let Ok(context) = Self::context(question) else { return true };
         approving.any(|rule| Self::matches(rule, &context))
+    }
+
+    fn rate_limits(&self, question: &Question<'_>) -> Vec<NamedLimit> {
+        let mut limiting = self.rules.iter().filter(|r| r.effect == Effect::Limit).peekable();
+        if limiting.peek().is_none() {
+            return Vec::new();
+        }
+        let Ok(context) = Self::context(question) else { return Vec::new() };
+        limiting
+            .filter(|rule| Self::matches(rule, &context))
+            .filter_map(|rule| rule.limit.map(|limit| NamedLimit { rule: rule.id.clone(), limit }))
+            .collect()
     }
 }
 
@@ -334,6 +441,60 @@ mod tests {
     }
 
     #[test]
+    fn limit_rules_name_their_rates_and_decide_nothing() {
+        let rules = r#"
+            default = "allow"
+
+            [[rule]]
+            id = "search-cap"
+            effect = "limit"
+            rate = "30/minute"
+            burst = 5
+            when = 'action == "tools/call" && item.name == "search"'
+
+            [[rule]]
+            id = "everything"
+            effect = "limit"
+            rate = "100/10s"
+            when = 'item.kind == "tool"'
+        "#;
+        let policy: RulePolicy = rules.parse().unwrap();
+        let search = tool("search", false);
+        let read = tool("read", false);
+        let caller = Principal::new(None, Some("ann".into()), None);
+        let arguments = json!({"q": "x"});
+        let question = |tool| Question::new(Some(&caller), Item::Tool(tool), arguments.as_object());
+        assert_eq!(policy.decide(&question(&search)), Decision::Allow, "a limit decides nothing");
+        let limits = policy.rate_limits(&question(&search));
+        assert_eq!(limits.len(), 2, "{limits:?}");
+        assert_eq!(&*limits[0].rule, "search-cap");
+        assert_eq!(limits[0].limit, RateLimit::new(30, Duration::from_secs(60)).with_burst(5));
+        assert_eq!(limits[1].limit, RateLimit::new(100, Duration::from_secs(10)));
+        let limits = policy.rate_limits(&question(&read));
+        assert_eq!(limits.iter().map(|l| &*l.rule).collect::<Vec<_>>(), ["everything"]);
+
+        for (rate, per) in
+            [("1/second", 1), ("2/hour", 3600), ("3/day", 86_400), ("5/2m", 120), ("7/1h", 3600)]
+        {
+            assert_eq!(parse_rate(rate).unwrap().per, Duration::from_secs(per), "{rate}");
+        }
+        for bad in ["10", "0/minute", "x/minute", "10/fortnight", "10/0s", "10/", "10/5x"] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        let refused = |text: &str| text.parse::<RulePolicy>().unwrap_err().0;
+        let no_rate = "[[rule]]\nid = \"l\"\neffect = \"limit\"\nwhen = 'true'\n";
+        assert!(refused(no_rate).contains("needs a `rate`"), "{}", refused(no_rate));
+        let stray = "[[rule]]\nid = \"f\"\neffect = \"forbid\"\nrate = \"1/second\"\nwhen = 'true'\n";
+        assert!(refused(stray).contains("only a `limit` rule"), "{}", refused(stray));
+        let bad_rate = "[[rule]]\nid = \"l\"\neffect = \"limit\"\nrate = \"lots\"\nwhen = 'true'\n";
+        assert!(
+            refused(bad_rate).contains("\"l\"") && refused(bad_rate).contains("`rate`"),
+            "{}",
+            refused(bad_rate)
+        );
+    }
+
+    #[test]
     fn the_documented_policy_compiles_and_decides() {
         let guide = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/OPERATIONS.md"));
         let section = &guide[guide.find("## Policy").expect("the policy section")..];
@@ -348,6 +509,14 @@ mod tests {
             policy.decide(&Question::new(None, Item::Tool(&write), None)),
             Decision::Deny(vec!["writes-need-the-write-scope".into()])
         );
+        // Every example of the section compiles (the approve and limit rules too).
+        let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+        let examples: Vec<&str> =
+            section.split("```toml\n").skip(1).map(|b| &b[..b.find("```").unwrap()]).collect();
+        assert!(examples.len() >= 3, "{}", examples.len());
+        for example in examples {
+            example.parse::<RulePolicy>().unwrap_or_else(|e| panic!("{e}\n{example}"));
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use mcp_server::policy::{Decision, Policy, Question};
+use mcp_server::policy::{Decision, NamedLimit, Policy, Question};
 
 use crate::RulePolicy;
 
@@ -42,6 +42,10 @@ impl Policy for Reloadable {
 
     fn needs_approval(&self, question: &Question<'_>) -> bool {
         self.current.load().needs_approval(question)
+    }
+
+    fn rate_limits(&self, question: &Question<'_>) -> Vec<NamedLimit> {
+        self.current.load().rate_limits(question)
     }
 }
 

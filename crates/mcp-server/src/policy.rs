@@ -95,6 +95,26 @@ pub trait Policy: Send + Sync + 'static {
         let _ = question;
         false
     }
+
+    /// The rate limits this policy names for the allowed use `question` (a `tools/call`,
+    /// `prompts/get`, `resources/read` or completion, with its arguments when it has them),
+    /// besides `ServerConfig::rate_limit`. Each is a token bucket per rule × caller (the
+    /// token's subject, else `anonymous`) × item; the use is refused when any of them is empty
+    /// (`-31000` with `data.retryAfterMs`, over HTTP `429` with `Retry-After`). None by
+    /// default.
+    fn rate_limits(&self, question: &Question<'_>) -> Vec<NamedLimit> {
+        let _ = question;
+        Vec::new()
+    }
+}
+
+/// A rate limit a policy names ([`Policy::rate_limits`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedLimit {
+    /// The rule that sets it: its buckets are its own.
+    pub rule: std::sync::Arc<str>,
+    /// The limit.
+    pub limit: crate::rate::RateLimit,
 }
 
 /// Writes a refused use to the audit log.

@@ -44,7 +44,8 @@ pub(crate) struct ServerInner {
     pub(crate) interest: Arc<crate::interest::Interest>,
     /// Who may see and use what (`ServerBuilder::policy`).
     pub(crate) policy: Option<Arc<dyn crate::policy::Policy>>,
-    /// The rate limiter, when `ServerConfig::rate_limit` is set.
+    /// The rate limits' buckets, when `ServerConfig::rate_limit` is set or a policy may name
+    /// limits.
     pub(crate) limiter: Option<crate::rate::Limiter>,
     /// Where a tool runs, as the approval form names it (`ServerBuilder::approval_target`).
     pub(crate) approval_target: Option<ApprovalTarget>,
@@ -367,7 +368,9 @@ impl ServerBuilder {
             resources: ArcSwap::from_pointee(self.resources),
             completions: self.completions,
             list_meta: arc_swap::ArcSwapOption::empty(),
-            limiter: self.config.rate_limit.map(crate::rate::Limiter::new),
+            // Buckets exist when something may name a limit: the configuration or a policy.
+            limiter: (self.config.rate_limit.is_some() || self.policy.is_some())
+                .then(crate::rate::Limiter::new),
             config: self.config,
             key: self.key.unwrap_or_else(StateKey::random),
             context: Arc::new(context),

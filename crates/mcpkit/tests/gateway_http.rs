@@ -208,6 +208,54 @@ when = 'action == "tools/call" && item.name == "echo" && has(context.arguments.t
     assert!(err.contains("\"bad\"") && err.contains("does not compile"), "{err}");
 }
 
+/// A policy's `limit` rule: an allowed use it matches is held to its rate per caller × item —
+/// beyond it `-31000` naming the rule, over HTTP `429` — while other tools are not.
+#[test]
+fn a_policy_limit_rule_caps_the_calls_it_matches() {
+    let dir = Dir::new("policy-limit");
+    std::fs::write(
+        dir.path().join("policy.toml"),
+        r#"
+default = "allow"
+
+[[rule]]
+id = "echo-cap"
+effect = "limit"
+rate = "2/hour"
+when = 'action == "tools/call" && item.name == "echo"'
+"#,
+    )
+    .unwrap();
+    let config = dir
+        .write_config(&format!("[gateway]\npolicy_file = \"policy.toml\"\n{}", stdio_upstream("demo", "")));
+    let gateway = gateway_support::gateway_http(&config);
+
+    for n in 0..2 {
+        let (code, out, err) =
+            through_url(gateway.url(), &["call", "echo", "--arg", &format!("text=call {n}")]);
+        assert_eq!(code, 0, "call {n}: {err}");
+        assert!(out.contains(&format!("call {n}")), "{out}");
+    }
+    let (code, out, err) = through_url(gateway.url(), &["call", "echo", "--arg", "text=one too many"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("rate limited"), "{err}");
+    assert!(!out.contains("one too many"), "the tool did not run: {out}");
+    // Over HTTP: 429, the rule named; another tool is not limited by it.
+    let mut conn = gateway_support::Conn::open(gateway.authority());
+    let session = conn.open_session();
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"again"}}}"#;
+    let (code, _, body) = conn.post(Some(&session), call);
+    assert_eq!(code, 429, "{body}");
+    let error = &json(&body)["error"];
+    assert_eq!(error["code"], mcp_types::code::RATE_LIMITED, "{body}");
+    assert_eq!(error["data"]["rule"], "echo-cap", "{body}");
+    assert!(error["data"]["retryAfterMs"].as_u64().is_some_and(|ms| ms > 0), "{body}");
+    let add =
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    let (code, _, body) = conn.post(Some(&session), add);
+    assert_eq!(code, 200, "{body}");
+}
+
 /// `mcpkit serve --policy FILE`: the same rules on a plain server (over stdio here), and rules
 /// that do not compile stop it before it serves.
 #[test]

@@ -506,8 +506,9 @@ impl Server {
     ) -> Result<(), Failure> {
         let Some(policy) = &self.inner.policy else { return Ok(()) };
         let principal = ctx.principal.as_deref();
-        let rules = match policy.decide(&Question { principal, item, arguments }) {
-            Decision::Allow => return Ok(()),
+        let question = Question { principal, item, arguments };
+        let rules = match policy.decide(&question) {
+            Decision::Allow => return self.within_policy_limits(policy.as_ref(), &question),
             Decision::Deny(rules) => rules,
         };
         crate::policy::audit(principal, item.action(), item.name(), &rules);
@@ -522,6 +523,27 @@ impl Server {
         } else {
             Err(unknown())
         }
+    }
+
+    /// The allowed use `question` taken from each bucket its policy's limits name
+    /// (`Policy::rate_limits`): refused when one is empty.
+    fn within_policy_limits(
+        &self,
+        policy: &dyn crate::policy::Policy,
+        question: &Question<'_>,
+    ) -> Result<(), Failure> {
+        let Some(limiter) = self.inner.limiter.as_ref() else { return Ok(()) };
+        let caller = question.principal.and_then(|p| p.subject.as_deref()).unwrap_or("anonymous");
+        let item = question.item;
+        for named in policy.rate_limits(question) {
+            if let Err(wait) =
+                limiter.take(&named.limit, Some(&named.rule), caller, item.action(), item.name())
+            {
+                let what = format!("{} {}", item.action(), item.name());
+                return Err(super::rate_limited(&what, wait, Some(&named.rule)));
+            }
+        }
+        Ok(())
     }
 
     /// One page of `items` as a list shows them: those the caller may see (all, without a

@@ -242,6 +242,7 @@ impl Server {
     /// per caller (the token's subject, else `anonymous`) × method × tool or prompt (names the
     /// server does not have are one `other`). `ping` is never limited.
     fn limited(&self, request: &Classified, principal: Option<&Principal>) -> Option<Failure> {
+        let limit = self.inner.config.rate_limit.as_ref()?;
         let limiter = self.inner.limiter.as_ref()?;
         if request.method == Ping::METHOD {
             return None;
@@ -256,15 +257,9 @@ impl Server {
         }
         .unwrap_or("other");
         let caller = principal.and_then(|p| p.subject.as_deref()).unwrap_or("anonymous");
-        let wait = limiter.take(caller, method, name).err()?;
-        let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+        let wait = limiter.take(limit, None, caller, method, name).err()?;
         let what = if name.is_empty() { method.to_owned() } else { format!("{method} {name}") };
-        let error = ErrorObject::new(
-            code::RATE_LIMITED,
-            format!("rate limited: too many {what} requests; try again in {millis} ms"),
-        )
-        .with_data(serde_json::json!({ "retryAfterMs": millis }));
-        Some(Failure::refused(error, Refusal::RateLimited))
+        Some(rate_limited(&what, wait, None))
     }
 
     /// Handles a notification from the client.
@@ -472,4 +467,20 @@ impl Server {
 pub(crate) fn resource_not_found(ctx: &Ctx<'_>, uri: &str) -> Failure {
     let code = if ctx.modern() { code::INVALID_PARAMS } else { ctx.version.resource_not_found_code() };
     Failure::after_dispatch(ErrorObject::resource_not_found(code, uri))
+}
+
+/// The refusal of a request over a rate limit: `-31000` with `data.retryAfterMs` (and the
+/// policy's `rule` when one named the limit); HTTP answers it `429` with `Retry-After`.
+pub(crate) fn rate_limited(what: &str, wait: std::time::Duration, rule: Option<&str>) -> Failure {
+    let millis = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1);
+    let mut data = serde_json::json!({ "retryAfterMs": millis });
+    if let Some(rule) = rule {
+        data["rule"] = rule.into();
+    }
+    let error = ErrorObject::new(
+        code::RATE_LIMITED,
+        format!("rate limited: too many {what} requests; try again in {millis} ms"),
+    )
+    .with_data(data);
+    Failure::refused(error, Refusal::RateLimited)
 }
