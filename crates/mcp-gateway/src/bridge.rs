@@ -41,6 +41,8 @@ pub(crate) struct Downstream {
     pub(crate) asked: tokio::sync::Notify,
     /// Questions put to it that it declared it can answer.
     declared: std::sync::atomic::AtomicUsize,
+    /// Questions put to it from another task so far (each waits [`GATHERING`] for the next).
+    gathered: std::sync::atomic::AtomicU64,
 }
 
 impl Downstream {
@@ -50,6 +52,7 @@ impl Downstream {
             gone: CancellationToken::new(),
             asked: tokio::sync::Notify::new(),
             declared: std::sync::atomic::AtomicUsize::new(0),
+            gathered: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -160,9 +163,11 @@ fn refused(error: AskError) -> ErrorObject {
 }
 
 /// How long a question put to a modern caller from another task (a legacy upstream's own
-/// request) waits before the caller is told: questions the upstream sends together then reach
-/// the caller in one `input_required`, as a modern server would put them.
-const GATHERING: std::time::Duration = std::time::Duration::from_millis(5);
+/// request) waits for the next before the caller is told: questions the upstream sends
+/// together then reach the caller in one `input_required`, as a modern server would put them.
+/// Each question restarts the wait (the last one tells), so a burst is gathered whole however
+/// the machine's load spreads its arrival, as long as no gap within it exceeds this.
+const GATHERING: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// The refusal of a question the caller did not declare it can answer, as a client without
 /// the capability would answer it.
@@ -187,9 +192,16 @@ async fn ask<T>(
         return answer.map_err(refused);
     }
     if DOWNSTREAM.try_with(|_| ()).is_err() {
+        use std::sync::atomic::Ordering;
+        let mine = downstream.gathered.fetch_add(1, Ordering::AcqRel) + 1;
         tokio::time::sleep(GATHERING).await;
+        // A later question came within the wait: it tells the caller, with this one too.
+        if downstream.gathered.load(Ordering::Acquire) == mine {
+            downstream.asked.notify_one();
+        }
+    } else {
+        downstream.asked.notify_one();
     }
-    downstream.asked.notify_one();
     tokio::select! {
         answer = question => answer.map_err(refused),
         () = downstream.gone.cancelled() => Err(ErrorObject::internal("the request that caused this question has ended")),
