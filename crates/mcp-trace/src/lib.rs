@@ -13,27 +13,27 @@
 //!
 //! Export is OTLP over HTTP/protobuf, configured by the standard variables
 //! (`OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `…_HEADERS`,
-//! `…_TIMEOUT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`); [`Tracing::from_env`] gives
-//! nothing when no endpoint is set (or `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`),
-//! and then no observer is set and the request path does none of this.
+//! `…_TIMEOUT`, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, the batch processor's
+//! `OTEL_BSP_*`); [`Tracing::from_env`] gives nothing when no endpoint is set (or
+//! `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`), and then no observer is set and the
+//! request path does none of this. Spans are recorded by mcpkit's own pipeline (`export`): the
+//! request path appends a compact record to a bounded queue, and a thread of its own encodes
+//! and sends them in batches — no OpenTelemetry SDK span is built per request.
 
+mod export;
+
+use std::sync::Arc;
 use std::time::SystemTime;
 
+use export::{Kind, Pipeline, Record, Text};
 use mcp_server::Observer;
 use mcp_server::observe::{Observed, Outcome, SpanIds};
 use mcp_types::trace::TraceParent;
-use opentelemetry::trace::{
-    Span as _, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId, TraceState,
-    Tracer as _, TracerProvider as _,
-};
-use opentelemetry::{Context, KeyValue};
-use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
 /// Traces exported over OTLP.
 #[derive(Debug, Clone)]
 pub struct Tracing {
-    provider: SdkTracerProvider,
-    tracer: SdkTracer,
+    pipeline: Arc<Pipeline>,
     transport: &'static str,
     /// The share of new traces recorded (`OTEL_TRACES_SAMPLER`).
     ratio: f64,
@@ -76,59 +76,25 @@ impl Tracing {
     /// `OTEL_SERVICE_NAME` names it) whose requests arrive over `transport` (`tcp`, `pipe`);
     /// `Ok(None)` when no OTLP endpoint is configured or tracing is switched off.
     pub fn from_env(service: &str, transport: &'static str) -> Result<Option<Tracing>, String> {
-        let disabled = env("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            || env("OTEL_TRACES_EXPORTER").is_some_and(|v| v.eq_ignore_ascii_case("none"));
-        let endpoint =
-            env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT"));
-        if disabled || endpoint.is_none() {
-            return Ok(None);
-        }
-        if let Some(protocol) =
-            env("OTEL_EXPORTER_OTLP_PROTOCOL").or_else(|| env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"))
-            && protocol != "http/protobuf"
-        {
-            return Err(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: mcpkit exports traces as http/protobuf only"
-            ));
-        }
+        let Some(target) = mcp_metrics::OtlpTarget::from_env("traces", service)? else { return Ok(None) };
         let ratio = sampler_ratio()?;
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()
-            .map_err(|e| format!("the OTLP exporter: {e}"))?;
-        let mut resource = opentelemetry_sdk::Resource::builder();
-        if env("OTEL_SERVICE_NAME").is_none() {
-            resource = resource.with_service_name(service.to_owned());
-        }
-        // The sampling decision is made once, before a span is built (`SpanIds::sampled`): the
-        // SDK follows it.
-        let provider = SdkTracerProvider::builder()
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::AlwaysOn)))
-            .with_batch_exporter(exporter)
-            .with_resource(resource.build())
-            .build();
-        Ok(Some(Self::with_provider(provider, transport).with_ratio(ratio)))
+        let batching = export::Batching::from_env(env)?;
+        let resource = resource_attributes(&target.service, env("OTEL_SERVICE_NAME").is_some(), env);
+        let pipeline = Pipeline::start(target, resource, batching)?;
+        Ok(Some(Tracing { pipeline: Arc::new(pipeline), transport, ratio }))
     }
 
-    /// Traces recorded by `provider` (your own exporter and processors), every new trace
-    /// sampled.
-    pub fn with_provider(provider: SdkTracerProvider, transport: &'static str) -> Tracing {
-        let tracer = provider.tracer("mcpkit");
-        Tracing { provider, tracer, transport, ratio: 1.0 }
-    }
-
-    /// The same, recording `ratio` (0 to 1) of the new traces (decided by trace id, as
+    /// Records `ratio` (0 to 1) of the new traces (decided by trace id, as
     /// OpenTelemetry's `TraceIdRatioBased` does); an unsampled request costs no span at all.
     pub fn with_ratio(mut self, ratio: f64) -> Tracing {
         self.ratio = ratio.clamp(0.0, 1.0);
         self
     }
 
-    /// Exports what is still buffered and stops; spans ended after this are dropped.
+    /// Exports what is still buffered and stops; spans ended after this are dropped. Blocks
+    /// until the last export is answered (at most the exporter's timeout).
     pub fn shutdown(&self) {
-        if let Err(e) = self.provider.shutdown() {
-            tracing::debug!("the trace provider did not shut down cleanly: {e}");
-        }
+        self.pipeline.shutdown();
     }
 
     /// A client span starting now: the root of a new trace, or a child of `$TRACEPARENT` when
@@ -154,42 +120,81 @@ impl Tracing {
         if !ids.sampled {
             return;
         }
-        let flags = if ids.sampled { TraceFlags::SAMPLED } else { TraceFlags::default() };
-        let state = ids.tracestate.as_deref().and_then(|s| s.parse::<TraceState>().ok()).unwrap_or_default();
-        let parent = match ids.parent {
-            Some(parent) => Context::new().with_remote_span_context(SpanContext::new(
-                TraceId::from_bytes(ids.trace_id),
-                SpanId::from_bytes(parent),
-                flags,
-                true,
-                state,
-            )),
-            None => Context::new(),
-        };
-        let mut span = self
-            .tracer
-            .span_builder(name)
-            .with_kind(kind)
-            .with_trace_id(TraceId::from_bytes(ids.trace_id))
-            .with_span_id(SpanId::from_bytes(ids.span_id))
-            .with_start_time(start)
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
-        if let Some(error) = error {
-            span.set_status(Status::error(error));
-        }
-        span.end_with_timestamp(end);
+        self.pipeline.push(Record {
+            trace_id: ids.trace_id,
+            span_id: ids.span_id,
+            parent: ids.parent,
+            trace_state: ids.tracestate.clone(),
+            name,
+            kind,
+            start,
+            end,
+            attributes,
+            error,
+        });
     }
+}
+
+/// The resource's attributes: `OTEL_RESOURCE_ATTRIBUTES` (`key=value` pairs, values
+/// percent-decoded; malformed pairs left out), then `service.name` — `OTEL_SERVICE_NAME` when
+/// set, else the attributes' own `service.name`, else `service` — and the SDK's identity.
+fn resource_attributes(
+    service: &str,
+    named_by_env: bool,
+    env: impl Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let mut attributes: Vec<(String, String)> = env("OTEL_RESOURCE_ATTRIBUTES")
+        .map(|list| {
+            list.split(',')
+                .filter_map(|pair| pair.split_once('='))
+                .map(|(k, v)| (k.trim().to_owned(), percent_decoded(v.trim())))
+                .filter(|(k, _)| !k.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let listed = attributes.iter().position(|(k, _)| k == "service.name");
+    match listed {
+        Some(i) if named_by_env => attributes[i].1 = service.to_owned(),
+        Some(_) => {}
+        None => attributes.push(("service.name".into(), service.to_owned())),
+    }
+    attributes.push(("telemetry.sdk.name".into(), "mcpkit".into()));
+    attributes.push(("telemetry.sdk.language".into(), "rust".into()));
+    attributes.push(("telemetry.sdk.version".into(), env!("CARGO_PKG_VERSION").into()));
+    attributes
+}
+
+/// `%XX` escapes decoded; a malformed one kept as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3).and_then(|hex| u8::from_str_radix(hex, 16).ok()))
+            .flatten();
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// A span that is over, to record.
 struct Finished<'a> {
     name: String,
-    kind: SpanKind,
+    kind: Kind,
     ids: &'a SpanIds,
     start: SystemTime,
     end: SystemTime,
-    attributes: Vec<KeyValue>,
+    attributes: Vec<(&'static str, Text)>,
     error: Option<String>,
 }
 
@@ -215,51 +220,48 @@ impl Observer for Tracing {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = SystemTime::now();
         let start = end.checked_sub(r.duration).unwrap_or(end);
-        let mut attributes = vec![
-            KeyValue::new("mcp.method.name", r.method),
-            KeyValue::new("network.transport", self.transport),
-            KeyValue::new(
-                "jsonrpc.request.id",
-                match r.id {
-                    mcp_types::RequestId::Number(n) => n.to_string(),
-                    mcp_types::RequestId::String(s) => s.clone(),
-                },
-            ),
-        ];
+        let mut attributes = Vec::with_capacity(8);
+        attributes.push(("mcp.method.name", Text::Owned(r.method.to_owned())));
+        attributes.push(("network.transport", Text::Fixed(self.transport)));
+        let id = match r.id {
+            mcp_types::RequestId::Number(n) => n.to_string(),
+            mcp_types::RequestId::String(s) => s.clone(),
+        };
+        attributes.push(("jsonrpc.request.id", Text::Owned(id)));
         match (r.method, r.name) {
             ("tools/call", Some(name)) => {
-                attributes.push(KeyValue::new("gen_ai.tool.name", name.to_owned()));
-                attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+                attributes.push(("gen_ai.tool.name", Text::Owned(name.to_owned())));
+                attributes.push(("gen_ai.operation.name", Text::Fixed("execute_tool")));
             }
             ("prompts/get", Some(name)) => {
-                attributes.push(KeyValue::new("gen_ai.prompt.name", name.to_owned()))
+                attributes.push(("gen_ai.prompt.name", Text::Owned(name.to_owned())))
             }
             _ => {}
         }
         if let Some(version) = r.version {
-            attributes.push(KeyValue::new("mcp.protocol.version", version.as_str()));
+            attributes.push(("mcp.protocol.version", Text::Fixed(version.as_str())));
         }
         if let Some(session) = r.session {
-            attributes.push(KeyValue::new("mcp.session.id", session.to_owned()));
+            attributes.push(("mcp.session.id", Text::Owned(session.to_owned())));
         }
         let error = match r.outcome {
             Outcome::Success => None,
             Outcome::ToolError => {
-                attributes.push(KeyValue::new("error.type", "tool_error"));
+                attributes.push(("error.type", Text::Fixed("tool_error")));
                 Some("the tool reported an error (isError)".to_owned())
             }
             Outcome::Error { code, .. } => {
-                attributes.push(KeyValue::new("error.type", code.to_string()));
-                attributes.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+                attributes.push(("error.type", Text::Owned(code.to_string())));
+                attributes.push(("rpc.response.status_code", Text::Owned(code.to_string())));
                 Some(format!("JSON-RPC error {code}"))
             }
             Outcome::Cancelled => {
-                attributes.push(KeyValue::new("error.type", "cancelled"));
+                attributes.push(("error.type", Text::Fixed("cancelled")));
                 Some("cancelled".to_owned())
             }
         };
         let name = span_name(r.method, r.name);
-        self.record(Finished { name, kind: SpanKind::Server, ids, start, end, attributes, error });
+        self.record(Finished { name, kind: Kind::Server, ids, start, end, attributes, error });
     }
 }
 
@@ -281,10 +283,10 @@ impl ClientSpan {
 
     /// Ends the span now, as failed with `error` when given.
     pub fn end(self, attributes: Vec<(&'static str, String)>, error: Option<String>) {
-        let attributes = attributes.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect();
+        let attributes = attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect();
         self.tracing.record(Finished {
             name: self.name,
-            kind: SpanKind::Client,
+            kind: Kind::Client,
             ids: &self.ids,
             start: self.start,
             end: SystemTime::now(),
@@ -321,6 +323,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_resource_names_the_service_as_the_variables_say() {
+        let of = |service: &str, by_env: bool, attributes: Option<&str>| {
+            let attributes = attributes.map(str::to_owned);
+            super::resource_attributes(service, by_env, move |name| {
+                (name == "OTEL_RESOURCE_ATTRIBUTES").then(|| attributes.clone()).flatten()
+            })
+        };
+        let get =
+            |all: &[(String, String)], key: &str| all.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+        let plain = of("mcpkit", false, None);
+        assert_eq!(get(&plain, "service.name").as_deref(), Some("mcpkit"));
+        assert_eq!(get(&plain, "telemetry.sdk.language").as_deref(), Some("rust"));
+        let listed = of("mcpkit", false, Some("service.name=billing,deployment.environment=prod%20eu,bad"));
+        assert_eq!(get(&listed, "service.name").as_deref(), Some("billing"), "the attributes' own name");
+        assert_eq!(get(&listed, "deployment.environment").as_deref(), Some("prod eu"));
+        let named = of("from-env", true, Some("service.name=billing"));
+        assert_eq!(get(&named, "service.name").as_deref(), Some("from-env"), "OTEL_SERVICE_NAME wins");
     }
 
     #[test]

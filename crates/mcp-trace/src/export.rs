@@ -1,0 +1,456 @@
+//! The span pipeline: finished spans wait in one bounded queue and a thread of their own sends
+//! them as OTLP/HTTP protobuf in batches. The request path only appends a compact record to the
+//! queue (one short lock); the thread is woken when a batch is full, when its delay is over and
+//! at shutdown — never once per span.
+//!
+//! Batching follows the standard variables of OpenTelemetry's batch span processor:
+//! `OTEL_BSP_SCHEDULE_DELAY` (milliseconds between exports, default 5,000),
+//! `OTEL_BSP_MAX_QUEUE_SIZE` (spans waiting at most, default 2,048; beyond, spans are dropped
+//! and counted) and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (spans per request, default 512).
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use mcp_metrics::OtlpTarget;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, span, status};
+
+/// A span's kind, as the pipeline records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Server,
+    Client,
+}
+
+/// An attribute's value: most are fixed strings, a few the request's own.
+#[derive(Debug)]
+pub(crate) enum Text {
+    Fixed(&'static str),
+    Owned(String),
+}
+
+impl Text {
+    fn into_string(self) -> String {
+        match self {
+            Text::Fixed(s) => s.to_owned(),
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+/// A finished span, as the request path hands it over.
+#[derive(Debug)]
+pub(crate) struct Record {
+    pub(crate) trace_id: [u8; 16],
+    pub(crate) span_id: [u8; 8],
+    pub(crate) parent: Option<[u8; 8]>,
+    pub(crate) trace_state: Option<String>,
+    pub(crate) name: String,
+    pub(crate) kind: Kind,
+    pub(crate) start: SystemTime,
+    pub(crate) end: SystemTime,
+    pub(crate) attributes: Vec<(&'static str, Text)>,
+    pub(crate) error: Option<String>,
+}
+
+/// How spans are batched ([the module](self)).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Batching {
+    pub(crate) delay: Duration,
+    pub(crate) max_queue: usize,
+    pub(crate) max_batch: usize,
+}
+
+impl Batching {
+    pub(crate) fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Batching, String> {
+        let number = |name: &str, default: u64| -> Result<u64, String> {
+            env(name).map_or(Ok(default), |value| mcp_metrics::positive_millis(name, &value))
+        };
+        let delay = Duration::from_millis(number("OTEL_BSP_SCHEDULE_DELAY", 5_000)?);
+        let max_queue = usize::try_from(number("OTEL_BSP_MAX_QUEUE_SIZE", 2_048)?).unwrap_or(usize::MAX);
+        let max_batch = usize::try_from(number("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512)?)
+            .unwrap_or(usize::MAX)
+            .min(max_queue);
+        Ok(Batching { delay, max_queue, max_batch })
+    }
+}
+
+struct Queue {
+    spans: Vec<Record>,
+    /// Spans dropped because the queue was full, since the last export said so.
+    dropped: u64,
+    /// A flush asked for: export what waits now.
+    flush: bool,
+    closing: bool,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    wake: Condvar,
+    batching: Batching,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The queue and the thread that exports it.
+pub(crate) struct Pipeline {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline").field("batching", &self.shared.batching).finish_non_exhaustive()
+    }
+}
+
+impl Pipeline {
+    /// Starts the export thread, sending to `target` with the resource `resource`.
+    pub(crate) fn start(
+        target: OtlpTarget,
+        resource: Vec<(String, String)>,
+        batching: Batching,
+    ) -> Result<Pipeline, String> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue { spans: Vec::new(), dropped: 0, flush: false, closing: false }),
+            wake: Condvar::new(),
+            batching,
+        });
+        // The blocking client is built on the thread itself: it runs a runtime of its own, which
+        // may be neither built nor dropped inside the caller's (async) context.
+        let exporter = Exporter { target, resource };
+        let thread = std::thread::Builder::new()
+            .name("mcpkit-traces".into())
+            .spawn({
+                let shared = shared.clone();
+                move || exporter.run(&shared)
+            })
+            .map_err(|e| format!("the OTLP trace exporter's thread: {e}"))?;
+        Ok(Pipeline { shared, thread: Mutex::new(Some(thread)) })
+    }
+
+    /// Queues a finished span; dropped (and counted) when the queue is full.
+    pub(crate) fn push(&self, record: Record) {
+        let mut queue = self.shared.lock();
+        if queue.closing {
+            return;
+        }
+        if queue.spans.len() >= self.shared.batching.max_queue {
+            queue.dropped += 1;
+            return;
+        }
+        queue.spans.push(record);
+        if queue.spans.len() == self.shared.batching.max_batch {
+            drop(queue);
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Exports what waits and stops the thread; later spans are dropped. Blocks until the last
+    /// export is done (each export is bounded by the target's timeout).
+    pub(crate) fn shutdown(&self) {
+        self.shared.lock().closing = true;
+        self.shared.wake.notify_one();
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = thread {
+            let _ = thread.join();
+        }
+    }
+
+    /// Asks the thread to export what waits now, without waiting for it.
+    #[cfg(test)]
+    pub(crate) fn flush(&self) {
+        self.shared.lock().flush = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+impl Drop for Pipeline {
+    /// Dropped without [`Pipeline::shutdown`]: the thread sends what waits and ends, unwaited.
+    fn drop(&mut self) {
+        self.shared.lock().closing = true;
+        self.shared.wake.notify_one();
+    }
+}
+
+struct Exporter {
+    target: OtlpTarget,
+    resource: Vec<(String, String)>,
+}
+
+impl Exporter {
+    fn run(self, shared: &Shared) {
+        let client = match reqwest::blocking::Client::builder().timeout(self.target.timeout).build() {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!("traces are not exported: the HTTP client: {e}");
+                shared.lock().closing = true;
+                return;
+            }
+        };
+        let batching = shared.batching;
+        loop {
+            let (spans, dropped, closing) = {
+                let mut queue = shared.lock();
+                let deadline = std::time::Instant::now() + batching.delay;
+                while queue.spans.len() < batching.max_batch && !queue.closing && !queue.flush {
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    queue = shared.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
+                }
+                queue.flush = false;
+                let spans = std::mem::take(&mut queue.spans);
+                (spans, std::mem::take(&mut queue.dropped), queue.closing)
+            };
+            if dropped > 0 {
+                tracing::warn!(
+                    "{dropped} spans were dropped: the trace queue (OTEL_BSP_MAX_QUEUE_SIZE) was full"
+                );
+            }
+            let mut spans = spans.into_iter().peekable();
+            while spans.peek().is_some() {
+                let batch: Vec<Record> = spans.by_ref().take(batching.max_batch).collect();
+                self.export(&client, batch);
+            }
+            if closing {
+                return;
+            }
+        }
+    }
+
+    fn export(&self, client: &reqwest::blocking::Client, batch: Vec<Record>) {
+        let count = batch.len();
+        let body = prost::Message::encode_to_vec(&request(&self.resource, batch));
+        let mut post =
+            client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
+        for (name, value) in &self.target.headers {
+            post = post.header(name.as_str(), value.as_str());
+        }
+        match post.send() {
+            Ok(response) if response.status().is_success() => {}
+            Ok(response) => tracing::warn!(
+                status = response.status().as_u16(),
+                "the OTLP trace export was refused; {count} spans dropped"
+            ),
+            Err(e) => tracing::warn!("the OTLP trace export failed ({e}); {count} spans dropped"),
+        }
+    }
+}
+
+fn text(key: &str, value: String) -> KeyValue {
+    KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue { value: Some(any_value::Value::StringValue(value)) }),
+    }
+}
+
+fn nanos(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// One export request: the resource, the scope `mcpkit`, the spans.
+pub(crate) fn request(resource: &[(String, String)], batch: Vec<Record>) -> ExportTraceServiceRequest {
+    let spans = batch
+        .into_iter()
+        .map(|r| Span {
+            trace_id: r.trace_id.to_vec(),
+            span_id: r.span_id.to_vec(),
+            trace_state: r.trace_state.unwrap_or_default(),
+            parent_span_id: r.parent.map(|p| p.to_vec()).unwrap_or_default(),
+            // Sampled (only sampled spans are recorded); the parent is remote when there is one.
+            flags: 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 },
+            name: r.name,
+            kind: match r.kind {
+                Kind::Server => span::SpanKind::Server,
+                Kind::Client => span::SpanKind::Client,
+            } as i32,
+            start_time_unix_nano: nanos(r.start),
+            end_time_unix_nano: nanos(r.end),
+            attributes: r.attributes.into_iter().map(|(k, v)| text(k, v.into_string())).collect(),
+            status: Some(match r.error {
+                Some(message) => Status { message, code: status::StatusCode::Error as i32 },
+                None => Status { message: String::new(), code: status::StatusCode::Unset as i32 },
+            }),
+            ..Span::default()
+        })
+        .collect();
+    ExportTraceServiceRequest {
+        resource_spans: vec![ResourceSpans {
+            resource: Some(Resource {
+                attributes: resource.iter().map(|(k, v)| text(k, v.clone())).collect(),
+                ..Resource::default()
+            }),
+            scope_spans: vec![ScopeSpans {
+                scope: Some(InstrumentationScope {
+                    name: "mcpkit".into(),
+                    version: env!("CARGO_PKG_VERSION").into(),
+                    ..InstrumentationScope::default()
+                }),
+                spans,
+                schema_url: String::new(),
+            }],
+            schema_url: String::new(),
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::sync::mpsc;
+
+    use prost::Message;
+
+    use super::*;
+
+    /// An OTLP/HTTP receiver on 127.0.0.1: each export request it takes, decoded.
+    fn receiver() -> (String, mpsc::Receiver<ExportTraceServiceRequest>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let tx = tx.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream);
+                    loop {
+                        let mut length = 0;
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if line.trim().is_empty() {
+                                break;
+                            }
+                            if let Some((k, v)) = line.split_once(':')
+                                && k.eq_ignore_ascii_case("content-length")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        reader.read_exact(&mut body).unwrap();
+                        tx.send(ExportTraceServiceRequest::decode(&body[..]).unwrap()).unwrap();
+                        reader.get_mut().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").unwrap();
+                    }
+                });
+            }
+        });
+        (url, rx)
+    }
+
+    fn record(n: u8, parent: Option<[u8; 8]>, error: Option<&str>) -> Record {
+        Record {
+            trace_id: [7; 16],
+            span_id: [n; 8],
+            parent,
+            trace_state: Some("k=v".into()),
+            name: format!("tools/call t{n}"),
+            kind: if parent.is_some() { Kind::Server } else { Kind::Client },
+            start: UNIX_EPOCH + Duration::from_secs(1),
+            end: UNIX_EPOCH + Duration::from_secs(2),
+            attributes: vec![
+                ("mcp.method.name", Text::Fixed("tools/call")),
+                ("gen_ai.tool.name", Text::Owned(format!("t{n}"))),
+            ],
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
+        let (url, received) = receiver();
+        let mut target = OtlpTarget::new(url, "svc");
+        target.headers = vec![("x-key".into(), "secret".into())];
+        let batching = Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 2 };
+        let resource = vec![("service.name".to_owned(), "svc".to_owned())];
+        let pipeline = Pipeline::start(target, resource, batching).unwrap();
+
+        pipeline.push(record(1, None, None));
+        pipeline.push(record(2, Some([1; 8]), Some("JSON-RPC error -32602")));
+        // A full batch goes at once, though the delay is an hour.
+        let first = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
+        let scope = &first.resource_spans[0].scope_spans[0];
+        assert_eq!(scope.scope.as_ref().unwrap().name, "mcpkit");
+        assert_eq!(first.resource_spans[0].resource.as_ref().unwrap().attributes[0].key, "service.name");
+        let [client, server] = &scope.spans[..] else { panic!("{:?}", scope.spans) };
+        assert_eq!((client.name.as_str(), client.kind), ("tools/call t1", span::SpanKind::Client as i32));
+        assert!(client.parent_span_id.is_empty());
+        assert_eq!(client.trace_id, vec![7; 16]);
+        assert_eq!(client.start_time_unix_nano, 1_000_000_000);
+        assert_eq!(client.end_time_unix_nano, 2_000_000_000);
+        assert_eq!(client.status.as_ref().unwrap().code, status::StatusCode::Unset as i32);
+        assert_eq!(server.kind, span::SpanKind::Server as i32);
+        assert_eq!(server.parent_span_id, vec![1; 8]);
+        assert_eq!(server.trace_state, "k=v");
+        assert_eq!(server.flags & 0x301, 0x301, "sampled, with a remote parent");
+        let status = server.status.as_ref().unwrap();
+        assert_eq!(
+            (status.code, status.message.as_str()),
+            (status::StatusCode::Error as i32, "JSON-RPC error -32602")
+        );
+        let tool = server.attributes.iter().find(|kv| kv.key == "gen_ai.tool.name").unwrap();
+        assert_eq!(tool.value.as_ref().unwrap().value, Some(any_value::Value::StringValue("t2".into())));
+
+        // One more waits for the delay; shutdown sends it, and later spans are dropped.
+        pipeline.push(record(3, None, None));
+        assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "not a full batch yet");
+        pipeline.shutdown();
+        let last = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
+        assert_eq!(last.resource_spans[0].scope_spans[0].spans.len(), 1);
+        pipeline.push(record(4, None, None));
+        pipeline.shutdown();
+        assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
+    }
+
+    #[test]
+    fn a_flush_sends_what_waits() {
+        let (url, received) = receiver();
+        let target = OtlpTarget::new(url, "svc");
+        let pipeline = Pipeline::start(
+            target,
+            Vec::new(),
+            Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 4 },
+        )
+        .unwrap();
+        pipeline.push(record(1, None, None));
+        pipeline.flush();
+        let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
+        assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
+        pipeline.shutdown();
+    }
+
+    #[test]
+    fn the_batch_variables_are_read() {
+        let of = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> =
+                pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+            Batching::from_env(move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        };
+        let defaults = of(&[]).unwrap();
+        assert_eq!(
+            (defaults.delay, defaults.max_queue, defaults.max_batch),
+            (Duration::from_secs(5), 2048, 512)
+        );
+        let set = of(&[
+            ("OTEL_BSP_SCHEDULE_DELAY", "250"),
+            ("OTEL_BSP_MAX_QUEUE_SIZE", "100"),
+            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"),
+        ])
+        .unwrap();
+        assert_eq!((set.delay, set.max_queue, set.max_batch), (Duration::from_millis(250), 100, 100));
+        assert!(of(&[("OTEL_BSP_SCHEDULE_DELAY", "soon")]).unwrap_err().contains("OTEL_BSP_SCHEDULE_DELAY"));
+    }
+}
