@@ -13,10 +13,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_metrics::OtlpTarget;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::{AnyValue, InstrumentationScope, KeyValue, any_value};
-use opentelemetry_proto::tonic::resource::v1::Resource;
-use opentelemetry_proto::tonic::trace::v1::{ResourceSpans, ScopeSpans, Span, Status, span, status};
 
 /// A span's kind, as the pipeline records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,9 +29,9 @@ pub(crate) enum Text {
 }
 
 impl Text {
-    fn into_string(self) -> String {
+    fn as_str(&self) -> &str {
         match self {
-            Text::Fixed(s) => s.to_owned(),
+            Text::Fixed(s) => s,
             Text::Owned(s) => s,
         }
     }
@@ -229,7 +225,7 @@ impl Exporter {
 
     fn export(&self, client: &reqwest::blocking::Client, batch: Vec<Record>) {
         let count = batch.len();
-        let body = prost::Message::encode_to_vec(&request(&self.resource, batch));
+        let body = encode(&self.resource, &batch);
         let mut post =
             client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
         for (name, value) in &self.target.headers {
@@ -246,61 +242,119 @@ impl Exporter {
     }
 }
 
-fn text(key: &str, value: String) -> KeyValue {
-    KeyValue {
-        key: key.to_owned(),
-        value: Some(AnyValue { value: Some(any_value::Value::StringValue(value)) }),
+// OTLP's protobuf messages, written straight from the records: the few fields mcpkit sends,
+// with no message objects built per span (field numbers from opentelemetry-proto's trace/v1,
+// common/v1, resource/v1 and collector/trace/v1; the tests decode the output with the
+// generated types).
+
+const LEN: u8 = 2;
+
+fn varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
     }
+    out.push(value as u8);
+}
+
+fn varint_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
+    varint(out, u64::from(field << 3 | u32::from(wire)));
+}
+
+fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
+    tag(out, field, LEN);
+    varint(out, data.len() as u64);
+    out.extend_from_slice(data);
+}
+
+/// A `KeyValue` whose value is a string, as field `field`.
+fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
+    let any = 1 + varint_len(value.len() as u64) + value.len();
+    let pair = 1 + varint_len(key.len() as u64) + key.len() + 1 + varint_len(any as u64) + any;
+    tag(out, field, LEN);
+    varint(out, pair as u64);
+    bytes(out, 1, key.as_bytes());
+    tag(out, 2, LEN);
+    varint(out, any as u64);
+    bytes(out, 1, value.as_bytes());
 }
 
 fn nanos(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// One export request: the resource, the scope `mcpkit`, the spans.
-pub(crate) fn request(resource: &[(String, String)], batch: Vec<Record>) -> ExportTraceServiceRequest {
-    let spans = batch
-        .into_iter()
-        .map(|r| Span {
-            trace_id: r.trace_id.to_vec(),
-            span_id: r.span_id.to_vec(),
-            trace_state: r.trace_state.unwrap_or_default(),
-            parent_span_id: r.parent.map(|p| p.to_vec()).unwrap_or_default(),
-            // Sampled (only sampled spans are recorded); the parent is remote when there is one.
-            flags: 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 },
-            name: r.name,
-            kind: match r.kind {
-                Kind::Server => span::SpanKind::Server,
-                Kind::Client => span::SpanKind::Client,
-            } as i32,
-            start_time_unix_nano: nanos(r.start),
-            end_time_unix_nano: nanos(r.end),
-            attributes: r.attributes.into_iter().map(|(k, v)| text(k, v.into_string())).collect(),
-            status: Some(match r.error {
-                Some(message) => Status { message, code: status::StatusCode::Error as i32 },
-                None => Status { message: String::new(), code: status::StatusCode::Unset as i32 },
-            }),
-            ..Span::default()
-        })
-        .collect();
-    ExportTraceServiceRequest {
-        resource_spans: vec![ResourceSpans {
-            resource: Some(Resource {
-                attributes: resource.iter().map(|(k, v)| text(k, v.clone())).collect(),
-                ..Resource::default()
-            }),
-            scope_spans: vec![ScopeSpans {
-                scope: Some(InstrumentationScope {
-                    name: "mcpkit".into(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    ..InstrumentationScope::default()
-                }),
-                spans,
-                schema_url: String::new(),
-            }],
-            schema_url: String::new(),
-        }],
+/// One `Span` message (without its own tag and length).
+fn span(out: &mut Vec<u8>, r: &Record) {
+    bytes(out, 1, &r.trace_id);
+    bytes(out, 2, &r.span_id);
+    if let Some(state) = r.trace_state.as_deref().filter(|s| !s.is_empty()) {
+        bytes(out, 3, state.as_bytes());
     }
+    if let Some(parent) = &r.parent {
+        bytes(out, 4, parent);
+    }
+    bytes(out, 5, r.name.as_bytes());
+    // SpanKind: SERVER = 2, CLIENT = 3.
+    tag(out, 6, 0);
+    varint(
+        out,
+        match r.kind {
+            Kind::Server => 2,
+            Kind::Client => 3,
+        },
+    );
+    tag(out, 7, 1);
+    out.extend_from_slice(&nanos(r.start).to_le_bytes());
+    tag(out, 8, 1);
+    out.extend_from_slice(&nanos(r.end).to_le_bytes());
+    for (key, value) in &r.attributes {
+        key_value(out, 9, key, value.as_str());
+    }
+    // Status: unset (an empty message), or ERROR (2) with its message.
+    match &r.error {
+        Some(message) => {
+            let len = 1 + varint_len(message.len() as u64) + message.len() + 2;
+            tag(out, 15, LEN);
+            varint(out, len as u64);
+            bytes(out, 2, message.as_bytes());
+            tag(out, 3, 0);
+            varint(out, 2);
+        }
+        None => bytes(out, 15, &[]),
+    }
+    // Flags: sampled, and whether the parent is remote (it is, when there is one).
+    tag(out, 16, 5);
+    let flags: u32 = 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 };
+    out.extend_from_slice(&flags.to_le_bytes());
+}
+
+/// One `ExportTraceServiceRequest`: the resource, the scope `mcpkit`, the spans.
+pub(crate) fn encode(resource: &[(String, String)], batch: &[Record]) -> Vec<u8> {
+    let mut scope_spans = Vec::with_capacity(64 + batch.len() * 320);
+    let mut scope = Vec::with_capacity(32);
+    bytes(&mut scope, 1, b"mcpkit");
+    bytes(&mut scope, 2, env!("CARGO_PKG_VERSION").as_bytes());
+    bytes(&mut scope_spans, 1, &scope);
+    let mut one = Vec::with_capacity(512);
+    for record in batch {
+        one.clear();
+        span(&mut one, record);
+        bytes(&mut scope_spans, 2, &one);
+    }
+    let mut resource_message = Vec::with_capacity(256);
+    for (key, value) in resource {
+        key_value(&mut resource_message, 1, key, value);
+    }
+    let mut resource_spans = Vec::with_capacity(scope_spans.len() + resource_message.len() + 16);
+    bytes(&mut resource_spans, 1, &resource_message);
+    bytes(&mut resource_spans, 2, &scope_spans);
+    let mut request = Vec::with_capacity(resource_spans.len() + 8);
+    bytes(&mut request, 1, &resource_spans);
+    request
 }
 
 #[cfg(test)]
@@ -308,6 +362,9 @@ mod tests {
     use std::io::{BufRead, BufReader, Read, Write};
     use std::sync::mpsc;
 
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value;
+    use opentelemetry_proto::tonic::trace::v1::{span, status};
     use prost::Message;
 
     use super::*;
@@ -364,6 +421,8 @@ mod tests {
             attributes: vec![
                 ("mcp.method.name", Text::Fixed("tools/call")),
                 ("gen_ai.tool.name", Text::Owned(format!("t{n}"))),
+                // Long enough for two-byte lengths at every level.
+                ("long", Text::Owned("x".repeat(300))),
             ],
             error: error.map(str::to_owned),
         }
@@ -401,8 +460,12 @@ mod tests {
             (status.code, status.message.as_str()),
             (status::StatusCode::Error as i32, "JSON-RPC error -32602")
         );
-        let tool = server.attributes.iter().find(|kv| kv.key == "gen_ai.tool.name").unwrap();
-        assert_eq!(tool.value.as_ref().unwrap().value, Some(any_value::Value::StringValue("t2".into())));
+        let value = |key: &str| {
+            server.attributes.iter().find(|kv| kv.key == key).unwrap().value.clone().unwrap().value
+        };
+        assert_eq!(value("gen_ai.tool.name"), Some(any_value::Value::StringValue("t2".into())));
+        assert_eq!(value("long"), Some(any_value::Value::StringValue("x".repeat(300))));
+        assert_eq!(server.attributes.len(), 3);
 
         // One more waits for the delay; shutdown sends it, and later spans are dropped.
         pipeline.push(record(3, None, None));
@@ -430,6 +493,16 @@ mod tests {
         let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
         assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
         pipeline.shutdown();
+    }
+
+    #[test]
+    fn varints_are_as_long_as_they_say() {
+        for value in [0u64, 1, 127, 128, 300, 16_383, 16_384, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            varint(&mut out, value);
+            assert_eq!(out.len(), varint_len(value), "{value}");
+            assert_eq!(prost::encoding::decode_varint(&mut &out[..]).unwrap(), value);
+        }
     }
 
     #[test]

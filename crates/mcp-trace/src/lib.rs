@@ -17,8 +17,9 @@
 //! `OTEL_BSP_*`); [`Tracing::from_env`] gives nothing when no endpoint is set (or
 //! `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`), and then no observer is set and the
 //! request path does none of this. Spans are recorded by mcpkit's own pipeline (`export`): the
-//! request path appends a compact record to a bounded queue, and a thread of its own encodes
-//! and sends them in batches — no OpenTelemetry SDK span is built per request.
+//! request path appends a compact record to a bounded queue, and a thread of its own writes
+//! them as OTLP protobuf and sends them in batches — no OpenTelemetry SDK span, and no message
+//! object, is built per request.
 
 mod export;
 
