@@ -123,7 +123,16 @@ fn each_session_has_a_child_of_its_own() {
         let left = pids_with(&marker);
         if left.contains(&pid_a) { Err(format!("{left:?}")) } else { Ok(()) }
     });
-    assert!(!children_of(gateway.id()).contains(&pid_a), "session a's child is not reaped");
+    // Reaped, not left a zombie: an exited child stays the gateway's until it is waited for,
+    // which the gateway does as the child exits (a moment after its command line is gone).
+    eventually("session a's child reaped", PATIENCE, || {
+        let children = children_of(gateway.id());
+        if children.contains(&pid_a) {
+            Err(format!("still a child of the gateway: {children:?}"))
+        } else {
+            Ok(())
+        }
+    });
     assert_eq!(upstream(&status(&gateway), "s")["sessions"], 1);
 
     // A child that died is started again by its session's next request.
