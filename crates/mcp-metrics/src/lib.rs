@@ -37,7 +37,7 @@ use prometheus_client::registry::Registry;
 mod operations;
 mod otlp;
 
-pub use otlp::{OtlpExport, OtlpExporter, OtlpTarget, positive_millis};
+pub use otlp::{OtlpExport, OtlpExporter, OtlpTarget, percent_decode, positive_millis};
 
 use operations::{ErrorType, Labels, Operations, UpstreamDurations};
 

@@ -156,7 +156,8 @@ fn parse_headers(list: &str) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-fn percent_decode(text: &str) -> Result<String, String> {
+/// `%XX` escapes decoded (the form of the `OTEL_*` list variables).
+pub fn percent_decode(text: &str) -> Result<String, String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

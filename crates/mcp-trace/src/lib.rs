@@ -148,7 +148,11 @@ fn resource_attributes(
         .map(|list| {
             list.split(',')
                 .filter_map(|pair| pair.split_once('='))
-                .map(|(k, v)| (k.trim().to_owned(), percent_decoded(v.trim())))
+                .map(|(k, v)| {
+                    let v = v.trim();
+                    // A malformed escape is kept as written.
+                    (k.trim().to_owned(), mcp_metrics::percent_decode(v).unwrap_or_else(|_| v.to_owned()))
+                })
                 .filter(|(k, _)| !k.is_empty())
                 .collect()
         })
@@ -163,29 +167,6 @@ fn resource_attributes(
     attributes.push(("telemetry.sdk.language".into(), "rust".into()));
     attributes.push(("telemetry.sdk.version".into(), env!("CARGO_PKG_VERSION").into()));
     attributes
-}
-
-/// `%XX` escapes decoded; a malformed one kept as it is.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| text.get(i + 1..i + 3).and_then(|hex| u8::from_str_radix(hex, 16).ok()))
-            .flatten();
-        match escaped {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// A span that is over, to record.

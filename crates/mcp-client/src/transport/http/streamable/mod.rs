@@ -131,23 +131,15 @@ impl Transport for StreamableHttpTransport {
 
     fn send(&self, message: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
         Box::pin(async move {
-            if self.shared.closed.load(Ordering::Acquire) {
-                return Err(TransportError::Closed);
+            let id = match &message.kind {
+                OutgoingKind::Request { id, .. } => Some(id.clone()),
+                OutgoingKind::Notification { .. } | OutgoingKind::Response => None,
+            };
+            // A JSON answer is read by a task of the transport, as `send` promises.
+            if let (Sent::Answer(reading), Some(id)) = (self.send_request(message).await?, id) {
+                self.shared.read_in_task(id, reading);
             }
-            match &message.kind {
-                OutgoingKind::Request { id, .. } => {
-                    let id = id.clone();
-                    match self.shared.send_request(id.clone(), message).await? {
-                        Sent::Inbound => {}
-                        // Read by a task of the transport, as `send` promises.
-                        Sent::Answer(reading) => self.shared.read_in_task(id, reading),
-                    }
-                    Ok(())
-                }
-                OutgoingKind::Notification { .. } | OutgoingKind::Response => {
-                    self.shared.send_one_way(message).await
-                }
-            }
+            Ok(())
         })
     }
 
