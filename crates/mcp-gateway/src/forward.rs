@@ -170,6 +170,9 @@ impl<T: Clone> Sendable<T> {
 /// Runs `forwarding` for the downstream request `call`: as the caller of the upstream's
 /// questions, with its progress and log messages passed back, ending when the downstream
 /// cancels.
+///
+/// What it awaits only now and then (credentials, progress, logs, questions) is boxed: the
+/// forwarding's future is moved several times per call, and would otherwise carry their size.
 async fn forward<T: Send + 'static>(
     upstream: &Arc<Upstream>,
     call: &Call,
@@ -192,8 +195,9 @@ async fn forward<T: Send + 'static>(
     // An upstream that is to see who calls: the caller's token (audience checked) or one
     // exchanged for it, on this request only.
     if let Some(credentials) = &upstream.caller_credentials {
-        let credential =
-            credentials.for_caller(upstream.name(), call.principal()).await.map_err(Rejection::Protocol)?;
+        let credential = Box::pin(credentials.for_caller(upstream.name(), call.principal()))
+            .await
+            .map_err(Rejection::Protocol)?;
         options = options.authorization(credential);
     }
     // Traced: the upstream's span is a child of this request's (W3C Trace Context in `_meta`).
@@ -225,10 +229,10 @@ async fn forward<T: Send + 'static>(
         tokio::select! {
             outcome = &mut running => break outcome,
             report = rx.recv(), if reporting => match report {
-                Some((value, total, message)) => progress.report(value, total, message.as_deref()).await,
+                Some((value, total, message)) => Box::pin(progress.report(value, total, message.as_deref())).await,
                 None => reporting = false,
             },
-            message = next_log(&mut logs) => pass_log(upstream, &lane, &log, message).await,
+            message = next_log(&mut logs) => Box::pin(pass_log(upstream, &lane, &log, message)).await,
             // A question put to the caller from another task: return to mcp-server, which sees
             // it and interrupts this request (modern callers) or waits for the answer.
             () = downstream.asked.notified() => {}
@@ -240,11 +244,11 @@ async fn forward<T: Send + 'static>(
     };
     // What the upstream sent before its answer has arrived by now: pass it on first.
     while let Ok((value, total, message)) = rx.try_recv() {
-        progress.report(value, total, message.as_deref()).await;
+        Box::pin(progress.report(value, total, message.as_deref())).await;
     }
     if let Some(receiver) = logs.as_mut() {
         while let Ok(n) = receiver.try_recv() {
-            pass_log(upstream, &lane, &log, Some(n)).await;
+            Box::pin(pass_log(upstream, &lane, &log, Some(n))).await;
         }
     }
     match outcome.map_err(Rejection::Protocol)? {
@@ -258,7 +262,7 @@ async fn forward<T: Send + 'static>(
                     upstream.name()
                 ))));
             }
-            match peer.pass_input_required(requests, required.request_state).await {
+            match Box::pin(peer.pass_input_required(requests, required.request_state)).await {
                 Ok(never) => match never {},
                 Err(e) => Err(Rejection::Protocol(ErrorObject::internal(e.to_string()))),
             }

@@ -384,7 +384,9 @@ async fn sessionless_request(
     let stateless = request.has_meta() || version_header.is_some_and(|v| !is_legacy_version(v));
     if !stateless {
         if request.is_initialize() {
-            return initialize(state, request, auth, peer).await;
+            // Boxed: the initialization's future (it runs the request inline) is several
+            // times the size of every other request's, which would otherwise carry it.
+            return Box::pin(initialize(state, request, auth, peer)).await;
         }
         return rpc_error(
             StatusCode::BAD_REQUEST,

@@ -138,10 +138,20 @@ impl Inner {
 
     /// Before each call: a replaced server process needs a new handshake.
     pub(crate) async fn ensure_session(self: &Arc<Self>) -> Result<(), ClientError> {
-        let current = self.session.read().unwrap_or_else(|p| p.into_inner()).generation;
-        if current == self.engine.generation() {
+        if self.session_current() {
             return Ok(());
         }
+        // The handshake's future is large and rarely needed: boxed, it does not make every
+        // request's future (moved at each await and spawn) carry its size.
+        Box::pin(self.establish()).await
+    }
+
+    /// Whether the session matches the connection's current generation (no handshake needed).
+    fn session_current(&self) -> bool {
+        self.session.read().unwrap_or_else(|p| p.into_inner()).generation == self.engine.generation()
+    }
+
+    async fn establish(self: &Arc<Self>) -> Result<(), ClientError> {
         let _guard = self.handshake.lock().await;
         let current = self.session.read().unwrap_or_else(|p| p.into_inner()).generation;
         if current == self.engine.generation() {

@@ -482,7 +482,7 @@ impl Inner {
                     self.config.max_input_rounds
                 )));
             }
-            let responses = self.fulfil(required.input_requests.unwrap_or_default()).await?;
+            let responses = Box::pin(self.fulfil(required.input_requests.unwrap_or_default())).await?;
             answers = Some((responses, required.request_state));
         }
     }
@@ -578,7 +578,8 @@ impl Inner {
                     session_retried = true;
                     tracing::info!(target: "mcp_client", "session expired (404); initializing again");
                     self.engine.transport.reset_session();
-                    self.rehandshake().await?;
+                    // Boxed: rare, and as large as the rest of the request's future.
+                    Box::pin(self.rehandshake()).await?;
                 }
                 other => return other,
             }

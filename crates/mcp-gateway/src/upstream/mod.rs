@@ -333,7 +333,8 @@ impl Upstream {
     {
         let client = match lane {
             Lane::Shared => self.ready_client().await,
-            Lane::Session(child) => child.client(self).await,
+            // Boxed: starting a session's child is rare, and its future as large as a call's.
+            Lane::Session(child) => Box::pin(child.client(self)).await,
         }
         .map_err(|e| (e, false))?;
         let admission =

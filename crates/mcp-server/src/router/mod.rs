@@ -420,18 +420,23 @@ impl Server {
     }
 
     /// Calls the method's handler with the params the front door decoded.
+    ///
+    /// The handlers that wait are boxed: each one's future is kilobytes, and held inline it
+    /// would make every request's future (moved into each enclosing future, the spawned task,
+    /// the HTTP handler's box) carry the largest of them — copies that cost more than one
+    /// allocation of the one that runs.
     async fn dispatch(&self, ctx: &Ctx<'_>, method: &str, params: Params) -> Routed {
         match params {
             Params::Discover => self.discover(ctx),
             Params::ListTools(params) => self.list_tools(ctx, params),
-            Params::CallTool(params) => self.call_tool(ctx, params).await,
+            Params::CallTool(params) => Box::pin(self.call_tool(ctx, params)).await,
             Params::ListResources(params) => self.list_resources(ctx, params),
             Params::ListTemplates(params) => self.list_templates(ctx, params),
-            Params::ReadResource(params) => self.read_resource(ctx, params).await,
+            Params::ReadResource(params) => Box::pin(self.read_resource(ctx, params)).await,
             Params::ListPrompts(params) => self.list_prompts(ctx, params),
-            Params::GetPrompt(params) => self.get_prompt(ctx, params).await,
-            Params::Complete(params) => self.complete(ctx, params).await,
-            Params::Listen(params) => self.listen(ctx, params).await,
+            Params::GetPrompt(params) => Box::pin(self.get_prompt(ctx, params)).await,
+            Params::Complete(params) => Box::pin(self.complete(ctx, params)).await,
+            Params::Listen(params) => Box::pin(self.listen(ctx, params)).await,
             Params::Invalid(error, _) | Params::Unreadable(error, _) => Err(Failure::bad_request(error)),
             Params::Ping
             | Params::Initialize(_)
