@@ -228,3 +228,34 @@ fn listeners_of_both_eras_hear_of_the_new_tools() {
     }
     until_c_is_listed(&gateway);
 }
+
+#[test]
+fn listeners_of_both_eras_hear_that_the_policy_changed() {
+    let dir = Dir::new("listen-policy");
+    let rules = dir.path().join("policy.toml");
+    let forbid = |tool: &str| {
+        format!(
+            "default = \"allow\"\n[[rule]]\nid = \"no-{tool}\"\neffect = \"forbid\"\nwhen = 'item.kind == \"tool\" && item.name == \"{tool}\"'\n"
+        )
+    };
+    std::fs::write(&rules, forbid("fail")).unwrap();
+    let config =
+        dir.write_config(&format!("[gateway]\npolicy_file = \"policy.toml\"\n{}", stdio_upstream("a", "")));
+    let gateway = gateway_support::gateway_http(&config);
+    let modern = Listener::start(gateway.url(), &[]);
+    let legacy = Listener::start(gateway.url(), &["--protocol-version", "2025-11-25"]);
+    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+        let first = listener.next("acknowledgement");
+        assert_eq!(first["acknowledged"]["toolsListChanged"], true, "{era}: {first}");
+    }
+
+    // Only the rules change (the configuration file is untouched): what each caller may see
+    // has changed, so every listener is told to list again.
+    std::fs::write(&rules, forbid("echo")).unwrap();
+    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+        let changed = listener.next("list change after the rules changed");
+        assert_eq!(changed["method"], "notifications/tools/list_changed", "{era}: {changed}");
+    }
+    let names = listed(gateway.url()).unwrap();
+    assert!(names.iter().any(|n| n == "fail") && !names.iter().any(|n| n == "echo"), "{names:?}");
+}
