@@ -21,18 +21,23 @@ pub(crate) enum Kind {
     Client,
 }
 
-/// An attribute's value: most are fixed strings, a few the request's own.
+/// A span's name or an attribute's value: most are fixed strings; the request's own (its
+/// method, id, tool) are `Part`s of the record's one `text`, so that a span costs two
+/// allocations (that text and the attribute list) rather than one per value.
 #[derive(Debug)]
 pub(crate) enum Text {
     Fixed(&'static str),
     Owned(String),
+    /// Bytes `start..end` of [`Record::text`].
+    Part(u32, u32),
 }
 
 impl Text {
-    fn as_str(&self) -> &str {
+    pub(crate) fn as_str<'a>(&'a self, text: &'a str) -> &'a str {
         match self {
             Text::Fixed(s) => s,
             Text::Owned(s) => s,
+            Text::Part(start, end) => text.get(*start as usize..*end as usize).unwrap_or_default(),
         }
     }
 }
@@ -44,7 +49,9 @@ pub(crate) struct Record {
     pub(crate) span_id: [u8; 8],
     pub(crate) parent: Option<[u8; 8]>,
     pub(crate) trace_state: Option<String>,
-    pub(crate) name: String,
+    pub(crate) name: Text,
+    /// What the [`Text::Part`]s of `name` and `attributes` are cut from.
+    pub(crate) text: String,
     pub(crate) kind: Kind,
     pub(crate) start: SystemTime,
     pub(crate) end: SystemTime,
@@ -297,7 +304,7 @@ fn span(out: &mut Vec<u8>, r: &Record) {
     if let Some(parent) = &r.parent {
         bytes(out, 4, parent);
     }
-    bytes(out, 5, r.name.as_bytes());
+    bytes(out, 5, r.name.as_str(&r.text).as_bytes());
     // SpanKind: SERVER = 2, CLIENT = 3.
     tag(out, 6, 0);
     varint(
@@ -312,7 +319,7 @@ fn span(out: &mut Vec<u8>, r: &Record) {
     tag(out, 8, 1);
     out.extend_from_slice(&nanos(r.end).to_le_bytes());
     for (key, value) in &r.attributes {
-        key_value(out, 9, key, value.as_str());
+        key_value(out, 9, key, value.as_str(&r.text));
     }
     // Status: unset (an empty message), or ERROR (2) with its message.
     match &r.error {
@@ -414,13 +421,14 @@ mod tests {
             span_id: [n; 8],
             parent,
             trace_state: Some("k=v".into()),
-            name: format!("tools/call t{n}"),
+            name: Text::Part(0, 13),
+            text: format!("tools/call t{n}"),
             kind: if parent.is_some() { Kind::Server } else { Kind::Client },
             start: UNIX_EPOCH + Duration::from_secs(1),
             end: UNIX_EPOCH + Duration::from_secs(2),
             attributes: vec![
                 ("mcp.method.name", Text::Fixed("tools/call")),
-                ("gen_ai.tool.name", Text::Owned(format!("t{n}"))),
+                ("gen_ai.tool.name", Text::Part(11, 13)),
                 // Long enough for two-byte lengths at every level.
                 ("long", Text::Owned("x".repeat(300))),
             ],

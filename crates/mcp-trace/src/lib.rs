@@ -117,7 +117,7 @@ impl Tracing {
     }
 
     fn record(&self, span: Finished<'_>) {
-        let Finished { name, kind, ids, start, end, attributes, error } = span;
+        let Finished { name, text, kind, ids, start, end, attributes, error } = span;
         if !ids.sampled {
             return;
         }
@@ -127,6 +127,7 @@ impl Tracing {
             parent: ids.parent,
             trace_state: ids.tracestate.clone(),
             name,
+            text,
             kind,
             start,
             end,
@@ -171,7 +172,8 @@ fn resource_attributes(
 
 /// A span that is over, to record.
 struct Finished<'a> {
-    name: String,
+    name: Text,
+    text: String,
     kind: Kind,
     ids: &'a SpanIds,
     start: SystemTime,
@@ -180,11 +182,22 @@ struct Finished<'a> {
     error: Option<String>,
 }
 
-/// The span name of a request: its method, and the tool or prompt it names.
-fn span_name(method: &str, name: Option<&str>) -> String {
-    match name {
-        Some(name) => format!("{method} {name}"),
-        None => method.to_owned(),
+/// Appends `s` to a span's text, as the part it now is.
+fn push(text: &mut String, s: &str) -> Text {
+    let start = text.len();
+    text.push_str(s);
+    part(start, text.len())
+}
+
+fn part(start: usize, end: usize) -> Text {
+    // A span's text is a request's method, id, name and session: far below 4 GiB.
+    Text::Part(u32::try_from(start).unwrap_or(u32::MAX), u32::try_from(end).unwrap_or(u32::MAX))
+}
+
+fn end_of(part: &Text) -> usize {
+    match part {
+        Text::Part(_, end) => *end as usize,
+        _ => 0,
     }
 }
 
@@ -203,28 +216,48 @@ impl Observer for Tracing {
         let end = SystemTime::now();
         let start = end.checked_sub(r.duration).unwrap_or(end);
         let mut attributes = Vec::with_capacity(8);
-        attributes.push(("mcp.method.name", Text::Owned(r.method.to_owned())));
+        // The request's own strings, one after the other in one buffer: "method name", the
+        // id, the session.
+        let mut text = String::with_capacity(r.method.len() + r.name.map_or(0, |n| n.len() + 1) + 24);
+        let method = push(&mut text, r.method);
+        let name = match r.name {
+            Some(item) => {
+                text.push(' ');
+                let item = push(&mut text, item);
+                Some((part(0, end_of(&item)), item))
+            }
+            None => None,
+        };
+        attributes.push(("mcp.method.name", method));
         attributes.push(("network.transport", Text::Fixed(self.transport)));
         let id = match r.id {
-            mcp_types::RequestId::Number(n) => n.to_string(),
-            mcp_types::RequestId::String(s) => s.clone(),
+            mcp_types::RequestId::Number(n) => {
+                let start = text.len();
+                let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{n}"));
+                part(start, text.len())
+            }
+            mcp_types::RequestId::String(s) => push(&mut text, s),
         };
-        attributes.push(("jsonrpc.request.id", Text::Owned(id)));
-        match (r.method, r.name) {
-            ("tools/call", Some(name)) => {
-                attributes.push(("gen_ai.tool.name", Text::Owned(name.to_owned())));
+        attributes.push(("jsonrpc.request.id", id));
+        let span_name = match (r.method, name) {
+            ("tools/call", Some((whole, item))) => {
+                attributes.push(("gen_ai.tool.name", item));
                 attributes.push(("gen_ai.operation.name", Text::Fixed("execute_tool")));
+                whole
             }
-            ("prompts/get", Some(name)) => {
-                attributes.push(("gen_ai.prompt.name", Text::Owned(name.to_owned())))
+            ("prompts/get", Some((whole, item))) => {
+                attributes.push(("gen_ai.prompt.name", item));
+                whole
             }
-            _ => {}
-        }
+            (_, Some((whole, _))) => whole,
+            (_, None) => part(0, r.method.len()),
+        };
         if let Some(version) = r.version {
             attributes.push(("mcp.protocol.version", Text::Fixed(version.as_str())));
         }
         if let Some(session) = r.session {
-            attributes.push(("mcp.session.id", Text::Owned(session.to_owned())));
+            let session = push(&mut text, session);
+            attributes.push(("mcp.session.id", session));
         }
         let error = match r.outcome {
             Outcome::Success => None,
@@ -242,8 +275,16 @@ impl Observer for Tracing {
                 Some("cancelled".to_owned())
             }
         };
-        let name = span_name(r.method, r.name);
-        self.record(Finished { name, kind: Kind::Server, ids, start, end, attributes, error });
+        self.record(Finished {
+            name: span_name,
+            text,
+            kind: Kind::Server,
+            ids,
+            start,
+            end,
+            attributes,
+            error,
+        });
     }
 }
 
@@ -267,7 +308,8 @@ impl ClientSpan {
     pub fn end(self, attributes: Vec<(&'static str, String)>, error: Option<String>) {
         let attributes = attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect();
         self.tracing.record(Finished {
-            name: self.name,
+            name: Text::Owned(self.name),
+            text: String::new(),
             kind: Kind::Client,
             ids: &self.ids,
             start: self.start,

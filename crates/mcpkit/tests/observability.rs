@@ -409,11 +409,13 @@ fn one_trace_links_the_client_the_gateway_and_the_upstream() {
     assert_eq!(gateway_span.trace_id, client.trace_id);
     assert_eq!(upstream_span.trace_id, client.trace_id);
     assert_eq!(upstream_span.name, "tools/call echo");
+    assert_eq!(gateway_span.name, "tools/call echo");
     for (span, transport) in [(&gateway_span, "tcp"), (&upstream_span, "pipe")] {
         assert_eq!(span.attribute("mcp.method.name"), Some("tools/call"), "{span:?}");
         assert_eq!(span.attribute("gen_ai.tool.name"), Some("echo"), "{span:?}");
         assert_eq!(span.attribute("network.transport"), Some(transport), "{span:?}");
-        assert!(span.attribute("jsonrpc.request.id").is_some(), "{span:?}");
+        let id = span.attribute("jsonrpc.request.id");
+        assert!(id.is_some_and(|id| id.parse::<i64>().is_ok()), "a numeric request id: {span:?}");
         assert!(span.attribute("error.type").is_none(), "{span:?}");
     }
     // Never an argument value in a span.

@@ -36,6 +36,9 @@ fn length(headers: &HeaderMap, body: &Body) -> u64 {
         .unwrap_or(0)
 }
 
+/// `Mcp-Method`, named once (a `&str` name is parsed again on every lookup).
+const MCP_METHOD: http::HeaderName = http::HeaderName::from_static("mcp-method");
+
 #[derive(Clone)]
 pub(crate) struct ObserveLayer(pub(crate) Arc<dyn Observer>);
 
@@ -66,7 +69,7 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let method = match request.headers().get("mcp-method").and_then(|v| v.to_str().ok()) {
+        let method = match request.headers().get(&MCP_METHOD).and_then(|v| v.to_str().ok()) {
             Some(method) => method_label(method),
             None => "unknown",
         };
