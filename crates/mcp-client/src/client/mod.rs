@@ -299,9 +299,14 @@ impl Client {
         self.inner.session.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// One part of the session, read in place (not the whole session cloned for it).
+    fn session_part<T>(&self, part: impl FnOnce(&Session) -> T) -> T {
+        part(&self.inner.session.read().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// The protocol version in use.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.session().version
+        self.inner.version()
     }
 
     /// The server's era: modern (per-request metadata) or legacy (`initialize`).
@@ -316,22 +321,22 @@ impl Client {
 
     /// The server's name and version, when it gave them.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.session().server_info
+        self.session_part(|s| s.server_info.clone())
     }
 
     /// The server's capabilities.
     pub fn server_capabilities(&self) -> ServerCapabilities {
-        self.session().capabilities
+        self.session_part(|s| s.capabilities.clone())
     }
 
     /// The server's instructions, when it gave any.
     pub fn instructions(&self) -> Option<String> {
-        self.session().instructions
+        self.session_part(|s| s.instructions.clone())
     }
 
     /// The versions the server said it supports (`server/discover`), or the negotiated one.
     pub fn server_versions(&self) -> Vec<String> {
-        self.session().supported_versions
+        self.session_part(|s| s.supported_versions.clone())
     }
 
     /// The capabilities this client declares.
@@ -384,7 +389,12 @@ impl Client {
         let params = to_map(params)?;
         let options = RequestOptions { pass_input_required: true, bypass_cache: true, ..options.clone() };
         let raw = self.inner.call_raw(M::METHOD, &params, &options, |_| {}).await?;
-        serde_json::from_str(raw.get()).map_err(|e| invalid(M::METHOD, e))
+        // Decoded once, into the type its `resultType` names (not into a JSON tree first).
+        if asks_for_input(&raw).map_err(|e| invalid(M::METHOD, e))? {
+            decode(M::METHOD, &raw).map(MrtrResult::InputRequired)
+        } else {
+            decode(M::METHOD, &raw).map(MrtrResult::Complete)
+        }
     }
 
     /// [`Client::request`], also returning the result exactly as the server sent it (for
@@ -711,6 +721,30 @@ fn is_input_required(raw: &RawJson) -> bool {
         == Some("input_required")
 }
 
+/// Whether a result's `resultType` is `input_required` (`complete` or absent — a legacy
+/// server's never has one — is not; anything else is an error, as the spec requires of
+/// unrecognized result types). Read by a probe that skips every other member, after a plain
+/// search for the member's name.
+fn asks_for_input(raw: &RawJson) -> Result<bool, String> {
+    if !raw.get().contains("resultType") {
+        return Ok(false);
+    }
+    #[derive(serde::Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "resultType", borrow)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    let kind = serde_json::from_str::<Kind<'_>>(raw.get()).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => "resultType must be a string".to_owned(),
+        _ => e.to_string(),
+    })?;
+    match kind.result_type.as_deref() {
+        None | Some("complete") => Ok(false),
+        Some("input_required") => Ok(true),
+        Some(other) => Err(format!("unrecognized resultType {other:?}")),
+    }
+}
+
 pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: &RawJson) -> Result<R, ClientError> {
     serde_json::from_str(raw.get()).map_err(|e| invalid(method, e))
 }
@@ -733,4 +767,27 @@ pub(crate) fn no_common(error: &ErrorObject) -> ClientError {
     let supported =
         error.data_as::<mcp_types::UnsupportedProtocolVersionData>().map(|d| d.supported).unwrap_or_default();
     ClientError::NoCommonVersion { supported }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks_for_input;
+
+    fn raw(text: &str) -> mcp_types::RawJson {
+        serde_json::value::RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn the_result_type_decides_how_a_result_is_decoded() {
+        // A legacy server's result has none; a modern one says complete.
+        assert_eq!(asks_for_input(&raw(r#"{"content":[]}"#)), Ok(false));
+        assert_eq!(asks_for_input(&raw(r#"{"content":[],"resultType":"complete"}"#)), Ok(false));
+        // The member name inside a value is not the member.
+        assert_eq!(asks_for_input(&raw(r#"{"content":[{"type":"text","text":"resultType"}]}"#)), Ok(false));
+        assert_eq!(asks_for_input(&raw(r#"{"resultType": "input_required","inputRequests":{}}"#)), Ok(true));
+        let unknown = asks_for_input(&raw(r#"{"resultType":"later"}"#)).unwrap_err();
+        assert!(unknown.contains("unrecognized resultType \"later\""), "{unknown}");
+        let number = asks_for_input(&raw(r#"{"resultType":3}"#)).unwrap_err();
+        assert_eq!(number, "resultType must be a string");
+    }
 }
