@@ -199,6 +199,9 @@ impl Exporter {
             }
         };
         let batching = shared.batching;
+        // The queue's next vector: the last batch's, emptied, so that the request path pushes
+        // into room already there instead of growing a new vector from nothing each time.
+        let mut spare: Vec<Record> = Vec::with_capacity(batching.max_batch);
         loop {
             let (spans, dropped, closing) = {
                 let mut queue = shared.lock();
@@ -211,7 +214,7 @@ impl Exporter {
                     queue = shared.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
                 }
                 queue.flush = false;
-                let spans = std::mem::take(&mut queue.spans);
+                let spans = std::mem::replace(&mut queue.spans, std::mem::take(&mut spare));
                 (spans, std::mem::take(&mut queue.dropped), queue.closing)
             };
             if dropped > 0 {
@@ -219,20 +222,20 @@ impl Exporter {
                     "{dropped} spans were dropped: the trace queue (OTEL_BSP_MAX_QUEUE_SIZE) was full"
                 );
             }
-            let mut spans = spans.into_iter().peekable();
-            while spans.peek().is_some() {
-                let batch: Vec<Record> = spans.by_ref().take(batching.max_batch).collect();
+            for batch in spans.chunks(batching.max_batch.max(1)) {
                 self.export(&client, batch);
             }
+            spare = spans;
+            spare.clear();
             if closing {
                 return;
             }
         }
     }
 
-    fn export(&self, client: &reqwest::blocking::Client, batch: Vec<Record>) {
+    fn export(&self, client: &reqwest::blocking::Client, batch: &[Record]) {
         let count = batch.len();
-        let body = encode(&self.resource, &batch);
+        let body = encode(&self.resource, batch);
         let mut post =
             client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
         for (name, value) in &self.target.headers {
@@ -356,11 +359,15 @@ pub(crate) fn encode(resource: &[(String, String)], batch: &[Record]) -> Vec<u8>
     for (key, value) in resource {
         key_value(&mut resource_message, 1, key, value);
     }
-    let mut resource_spans = Vec::with_capacity(scope_spans.len() + resource_message.len() + 16);
-    bytes(&mut resource_spans, 1, &resource_message);
-    bytes(&mut resource_spans, 2, &scope_spans);
-    let mut request = Vec::with_capacity(resource_spans.len() + 8);
-    bytes(&mut request, 1, &resource_spans);
+    // The enclosing messages' lengths are known from their parts: the request is written in
+    // one pass, the spans copied once more rather than once per level.
+    let field = |len: usize| 1 + varint_len(len as u64) + len;
+    let resource_spans = field(resource_message.len()) + field(scope_spans.len());
+    let mut request = Vec::with_capacity(field(resource_spans));
+    tag(&mut request, 1, LEN);
+    varint(&mut request, resource_spans as u64);
+    bytes(&mut request, 1, &resource_message);
+    bytes(&mut request, 2, &scope_spans);
     request
 }
 
