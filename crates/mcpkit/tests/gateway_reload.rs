@@ -94,11 +94,6 @@ fn sighup_reloads_an_unchanged_looking_file() {
 #[test]
 fn the_policy_rules_are_reloaded_and_bad_ones_refused() {
     let dir = Dir::new("reload-policy");
-    let forbid = |tool: &str| {
-        format!(
-            "default = \"allow\"\n[[rule]]\nid = \"no-{tool}\"\neffect = \"forbid\"\nwhen = 'item.kind == \"tool\" && item.name == \"{tool}\"'\n"
-        )
-    };
     let rules = dir.path().join("policy.toml");
     std::fs::write(&rules, forbid("fail")).unwrap();
     let config =
@@ -165,6 +160,13 @@ fn the_policy_rules_are_reloaded_and_bad_ones_refused() {
     assert!(!still.iter().any(|n| n == "add"), "the rules in force stay: {still:?}");
 }
 
+/// Policy rules that allow everything but the tool `tool`.
+fn forbid(tool: &str) -> String {
+    format!(
+        "default = \"allow\"\n[[rule]]\nid = \"no-{tool}\"\neffect = \"forbid\"\nwhen = 'item.kind == \"tool\" && item.name == \"{tool}\"'\n"
+    )
+}
+
 /// `mcpkit listen --tools --url URL [extra]`, its stdout lines sent on the channel; killed on
 /// drop.
 struct Listener {
@@ -190,6 +192,20 @@ impl Listener {
         Listener { child, lines }
     }
 
+    /// A modern and a legacy listener, each subscribed (modern: acknowledged; legacy: the same
+    /// line, printed once the session is up).
+    fn both_eras(url: &str) -> [(Listener, &'static str); 2] {
+        let listeners = [
+            (Listener::start(url, &[]), "modern"),
+            (Listener::start(url, &["--protocol-version", "2025-11-25"]), "legacy"),
+        ];
+        for (listener, era) in &listeners {
+            let first = listener.next("acknowledgement");
+            assert_eq!(first["acknowledged"]["toolsListChanged"], true, "{era}: {first}");
+        }
+        listeners
+    }
+
     /// The next line, within `PATIENCE`.
     fn next(&self, what: &str) -> serde_json::Value {
         let line = self
@@ -213,16 +229,10 @@ fn listeners_of_both_eras_hear_of_the_new_tools() {
     let a = stdio_upstream("a", "");
     let config = dir.write_config(&a);
     let gateway = gateway_support::gateway_http(&config);
-    let modern = Listener::start(gateway.url(), &[]);
-    let legacy = Listener::start(gateway.url(), &["--protocol-version", "2025-11-25"]);
-    // Subscribed (modern: acknowledged; legacy: the same line, printed once the session is up).
-    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
-        let first = listener.next("acknowledgement");
-        assert_eq!(first["acknowledged"]["toolsListChanged"], true, "{era}: {first}");
-    }
+    let listeners = Listener::both_eras(gateway.url());
 
     dir.write_config(&[a, stdio_upstream("c", "naming = \"always\"")].concat());
-    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+    for (listener, era) in &listeners {
         let changed = listener.next("list change");
         assert_eq!(changed["method"], "notifications/tools/list_changed", "{era}: {changed}");
     }
@@ -233,26 +243,16 @@ fn listeners_of_both_eras_hear_of_the_new_tools() {
 fn listeners_of_both_eras_hear_that_the_policy_changed() {
     let dir = Dir::new("listen-policy");
     let rules = dir.path().join("policy.toml");
-    let forbid = |tool: &str| {
-        format!(
-            "default = \"allow\"\n[[rule]]\nid = \"no-{tool}\"\neffect = \"forbid\"\nwhen = 'item.kind == \"tool\" && item.name == \"{tool}\"'\n"
-        )
-    };
     std::fs::write(&rules, forbid("fail")).unwrap();
     let config =
         dir.write_config(&format!("[gateway]\npolicy_file = \"policy.toml\"\n{}", stdio_upstream("a", "")));
     let gateway = gateway_support::gateway_http(&config);
-    let modern = Listener::start(gateway.url(), &[]);
-    let legacy = Listener::start(gateway.url(), &["--protocol-version", "2025-11-25"]);
-    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
-        let first = listener.next("acknowledgement");
-        assert_eq!(first["acknowledged"]["toolsListChanged"], true, "{era}: {first}");
-    }
+    let listeners = Listener::both_eras(gateway.url());
 
     // Only the rules change (the configuration file is untouched): what each caller may see
     // has changed, so every listener is told to list again.
     std::fs::write(&rules, forbid("echo")).unwrap();
-    for (listener, era) in [(&modern, "modern"), (&legacy, "legacy")] {
+    for (listener, era) in &listeners {
         let changed = listener.next("list change after the rules changed");
         assert_eq!(changed["method"], "notifications/tools/list_changed", "{era}: {changed}");
     }

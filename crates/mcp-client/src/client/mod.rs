@@ -474,7 +474,7 @@ impl Inner {
         let mut rounds = 0u32;
         loop {
             let raw = self.send(method, params, answers.as_ref(), options, &mut on_tagged).await?;
-            if !self.version().is_modern() || !is_input_required(&raw) || options.pass_input_required {
+            if options.pass_input_required || !self.version().is_modern() || !is_input_required(&raw) {
                 if let Some(key) = cache_key {
                     self.cache.put(key, &raw);
                 }
@@ -708,17 +708,8 @@ impl Inner {
 }
 
 fn is_input_required(raw: &RawJson) -> bool {
-    // Cheap pre-check before a full decode: the marker must appear in the text.
-    if !raw.get().contains("input_required") {
-        return false;
-    }
-    #[derive(serde::Deserialize)]
-    struct Kind {
-        #[serde(rename = "resultType")]
-        result_type: Option<String>,
-    }
-    serde_json::from_str::<Kind>(raw.get()).ok().and_then(|k| k.result_type).as_deref()
-        == Some("input_required")
+    // Cheap pre-check before the probe: the marker must appear in the text.
+    raw.get().contains("input_required") && asks_for_input(raw) == Ok(true)
 }
 
 /// Whether a result's `resultType` is `input_required` (`complete` or absent — a legacy
