@@ -166,12 +166,8 @@ fn refused(error: AskError) -> ErrorObject {
 /// request) waits for the next before the caller is told: questions the upstream sends
 /// together then reach the caller in one `input_required`, as a modern server would put them.
 /// Each question restarts the wait (the last one tells), so a burst is gathered whole however
-/// the machine's load spreads its arrival, as long as no gap within it exceeds this. A burst
-/// on an idle machine arrives within a millisecond; 25 ms still split one when CI ran four
-/// suites at once on two cores, so this leaves room for a thread descheduled for a few time
-/// slices. It is paid once per round of questions, each of which waits for a person
-/// (elicitation) or a model (sampling) anyway.
-const GATHERING: std::time::Duration = std::time::Duration::from_millis(100);
+/// the machine's load spreads its arrival, as long as no gap within it exceeds this.
+const GATHERING: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// The refusal of a question the caller did not declare it can answer, as a client without
 /// the capability would answer it.
