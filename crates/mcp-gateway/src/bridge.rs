@@ -14,7 +14,9 @@
 //! asking call's own stream, whose tag names the caller (`mcp_client::handler::request_tag`);
 //! otherwise (stdio, HTTP+SSE) the caller is the one downstream request in flight through that
 //! upstream that can be asked, and with several the question is refused rather than put to the
-//! wrong user.
+//! wrong user. A question put from such a task holds a modern caller's round open for a short
+//! while ([`Peer::hold`]), so that the questions an upstream sends together reach the caller
+//! together.
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, Weak};
@@ -41,8 +43,6 @@ pub(crate) struct Downstream {
     pub(crate) asked: tokio::sync::Notify,
     /// Questions put to it that it declared it can answer.
     declared: std::sync::atomic::AtomicUsize,
-    /// Questions put to it from another task so far (each waits [`GATHERING`] for the next).
-    gathered: std::sync::atomic::AtomicU64,
 }
 
 impl Downstream {
@@ -52,7 +52,6 @@ impl Downstream {
             gone: CancellationToken::new(),
             asked: tokio::sync::Notify::new(),
             declared: std::sync::atomic::AtomicUsize::new(0),
-            gathered: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -163,10 +162,10 @@ fn refused(error: AskError) -> ErrorObject {
 }
 
 /// How long a question put to a modern caller from another task (a legacy upstream's own
-/// request) waits for the next before the caller is told: questions the upstream sends
+/// request) holds the caller's round open for the next: questions the upstream sends
 /// together then reach the caller in one `input_required`, as a modern server would put them.
-/// Each question restarts the wait (the last one tells), so a burst is gathered whole however
-/// the machine's load spreads its arrival, as long as no gap within it exceeds this.
+/// The round ends when the last hold does, so a burst is gathered whole however the machine's
+/// load spreads its arrival, as long as no gap within it exceeds this.
 const GATHERING: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// The refusal of a question the caller did not declare it can answer, as a client without
@@ -182,26 +181,29 @@ async fn ask<T>(
     downstream: Arc<Downstream>,
     question: impl Future<Output = Result<T, AskError>>,
 ) -> Result<T, ErrorObject> {
+    // A question put from outside the forwarding's own task (a legacy upstream's request,
+    // answered in mcp-client's task) holds the caller's request open for [`GATHERING`]:
+    // whatever wakes the forwarding meanwhile (the upstream's acknowledgement of the call,
+    // another question's wake-up) then finds the round still gathering, and the upstream's
+    // questions sent together reach a modern caller in one `input_required`.
+    let outside = downstream.peer.is_modern() && DOWNSTREAM.try_with(|_| ()).is_err();
+    let hold = outside.then(|| downstream.peer.hold());
     let mut question = std::pin::pin!(question);
     // The first poll puts the question to the downstream request (a modern one records it and
-    // stays pending for good). When that happens outside the forwarding's own task (a legacy
-    // upstream's request, answered in mcp-client's task), the forwarding is woken so that
-    // mcp-server sees the question and answers `input_required`.
+    // stays pending for good); the forwarding is then woken, so that mcp-server sees the
+    // question and answers `input_required` (modern) or waits for the answer (legacy).
     let first = std::future::poll_fn(|cx| std::task::Poll::Ready(question.as_mut().poll(cx))).await;
     if let std::task::Poll::Ready(answer) = first {
         return answer.map_err(refused);
     }
-    if DOWNSTREAM.try_with(|_| ()).is_err() {
-        use std::sync::atomic::Ordering;
-        let mine = downstream.gathered.fetch_add(1, Ordering::AcqRel) + 1;
-        tokio::time::sleep(GATHERING).await;
-        // A later question came within the wait: it tells the caller, with this one too.
-        if downstream.gathered.load(Ordering::Acquire) == mine {
-            downstream.asked.notify_one();
+    if let Some(hold) = hold {
+        tokio::select! {
+            () = tokio::time::sleep(GATHERING) => {}
+            () = downstream.gone.cancelled() => {}
         }
-    } else {
-        downstream.asked.notify_one();
+        drop(hold);
     }
+    downstream.asked.notify_one();
     tokio::select! {
         answer = question => answer.map_err(refused),
         () = downstream.gone.cancelled() => Err(ErrorObject::internal("the request that caused this question has ended")),

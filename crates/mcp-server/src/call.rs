@@ -129,6 +129,9 @@ pub(crate) struct AskState {
     pub(crate) carry_out: Mutex<Option<String>>,
     /// The caching hint the handler set for its result (`Call::set_cache_hint`).
     pub(crate) cache_hint: Mutex<Option<(u64, mcp_types::CacheScope)>>,
+    /// Holds on the interruption (`Peer::hold`): while any is held, questions are gathered
+    /// but do not interrupt the handler yet.
+    pub(crate) held: std::sync::atomic::AtomicUsize,
 }
 
 impl AskState {
@@ -149,6 +152,7 @@ impl AskState {
             carried_in: None,
             carry_out: Mutex::new(None),
             cache_hint: Mutex::new(None),
+            held: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -169,8 +173,12 @@ impl AskState {
         self.digest.get().map(String::as_str)
     }
 
-    /// True when the handler is blocked on something only the client can provide.
+    /// True when the handler is blocked on something only the client can provide, and no
+    /// hold keeps it running to gather more.
     pub(crate) fn interrupted(&self) -> bool {
+        if self.held.load(std::sync::atomic::Ordering::Acquire) > 0 {
+            return false;
+        }
         self.missing.lock().unwrap_or_else(|e| e.into_inner()).is_some()
             || !self.pending.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
     }

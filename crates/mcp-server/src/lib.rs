@@ -77,7 +77,7 @@ pub use extract::{
 pub use handler::{BoxFuture, Handler};
 pub use interest::InterestHook;
 pub use observe::{Observed, Observer, Outcome};
-pub use peer::{AskError, Peer};
+pub use peer::{AskError, Hold, Peer};
 pub use principal::{AccessToken, Principal};
 pub use prompts::{IntoPromptResult, PromptError, Prompts};
 pub use rate::RateLimit;

@@ -61,6 +61,22 @@ impl From<SessionClosed> for AskError {
     }
 }
 
+/// A hold on a modern request's interruption ([`Peer::hold`]), released when dropped.
+#[must_use = "the hold is released as soon as the guard is dropped"]
+pub struct Hold(Arc<AskState>);
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.held.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+impl std::fmt::Debug for Hold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Hold")
+    }
+}
+
 /// The extractor for asking the client: elicitation, sampling and roots.
 #[derive(Clone)]
 pub struct Peer {
@@ -264,6 +280,18 @@ impl Peer {
             self.asks.ask(&key, request);
         }
         std::future::pending().await
+    }
+
+    /// Keeps this modern request from being interrupted by its questions while the returned
+    /// guard lives: questions put meanwhile are gathered, and reach the client together in
+    /// one `input_required` once the last hold is dropped and the handler is polled again.
+    /// For a handler whose questions are put from other tasks (a gateway relaying another
+    /// server's concurrent requests), where a poll of the handler between two of them
+    /// would otherwise end the round with the first alone. Dropping the guard does not wake
+    /// the handler: whoever drops it wakes it. No effect in a legacy session.
+    pub fn hold(&self) -> Hold {
+        self.asks.held.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        Hold(self.asks.clone())
     }
 
     async fn missing<T>(&self, what: &'static str, required: ClientCapabilities) -> Result<T, AskError> {

@@ -47,12 +47,43 @@ async fn needs_sampling(client: Client) -> Result<String, ToolError> {
     ))
 }
 
+/// Puts two questions from another task, 20 ms apart, as a gateway relays another server's
+/// concurrent requests; the handler is woken between them (as an upstream's acknowledgement
+/// wakes a forwarding). A hold keeps the round open until both are in.
+async fn gathered(client: Client) -> Result<String, ToolError> {
+    let hold = client.hold();
+    let (woken_tx, woken_rx) = tokio::sync::oneshot::channel();
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let asker = client.clone();
+    tokio::spawn(async move {
+        let first = asker.elicit("first", string_form("First name?", "name"));
+        let second = asker.elicit("second", string_form("Last name?", "name"));
+        let (mut first, mut second) = (Box::pin(first), Box::pin(second));
+        let _ = futures_poll_once(first.as_mut()).await;
+        let _ = woken_tx.send(());
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        let _ = futures_poll_once(second.as_mut()).await;
+        drop(hold);
+        let _ = done_tx.send(());
+        std::future::pending::<()>().await;
+    });
+    // Woken once a question is in but the other is not: a poll that must not end the round.
+    let _ = woken_rx.await;
+    let _ = done_rx.await;
+    std::future::pending().await
+}
+
+/// Polls `fut` once (it records its question and stays pending).
+async fn futures_poll_once<F: std::future::Future + ?Sized>(fut: std::pin::Pin<&mut F>) -> bool {
+    let mut fut = fut;
+    std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx).is_ready())).await
+}
+
 fn server() -> Server {
-    let tools = Tools::new().add("two_steps", "Asks twice", two_steps).add(
-        "needs_sampling",
-        "Samples",
-        needs_sampling,
-    );
+    let tools = Tools::new()
+        .add("two_steps", "Asks twice", two_steps)
+        .add("needs_sampling", "Samples", needs_sampling)
+        .add("gathered", "Asks twice from another task", gathered);
     Server::builder("mrtr-test", "1").tools(tools).build().unwrap()
 }
 
@@ -141,6 +172,18 @@ async fn modern_rounds_carry_earlier_answers_in_the_state() {
     assert_eq!(r["result"]["resultType"], "input_required");
     assert!(r["result"]["inputRequests"].get("first").is_some(), "{r}");
     p.close().await;
+}
+
+#[tokio::test]
+async fn a_held_round_gathers_questions_put_from_another_task() {
+    let mut p = Peer::start(server());
+    p.send(call(1, "gathered", json!({"elicitation": {}}), json!({}))).await;
+    let r = p.recv().await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let asked = r["result"]["inputRequests"].as_object().expect("inputRequests");
+    let mut keys: Vec<&str> = asked.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["first", "second"], "both questions in one round: {r}");
 }
 
 #[tokio::test]
