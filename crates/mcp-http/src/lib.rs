@@ -129,11 +129,13 @@ impl McpHttp {
     /// the requests refused here before it saw them, with their HTTP status, and the bytes of
     /// bodies whose length is declared.
     pub fn router(&self) -> axum::Router {
-        // The request head is checked first, for every route (docs/DECISIONS.md order).
-        let router = self.build(Some(self.host_guard_layer())).layer(self.head_layer());
+        // The request head is checked first, for every route (docs/DECISIONS.md order); with
+        // an observer, by the observing layer itself (one layer of the router, not two).
+        let router = self.build(Some(self.host_guard_layer()));
         match self.state.server.observer() {
-            Some(observer) => router.layer(layers::observe::ObserveLayer(observer.clone())),
-            None => router,
+            Some(observer) => router
+                .layer(layers::observe::ObserveLayer { observer: observer.clone(), head: self.head_layer() }),
+            None => router.layer(self.head_layer()),
         }
     }
 

@@ -117,64 +117,12 @@ impl Series {
 
 type Shard = RwLock<HashMap<u64, Vec<(Key, Arc<Series>)>, std::hash::BuildHasherDefault<Prehashed>>>;
 
-/// The hash of a label set: a multiply-and-rotate over its bytes, a few instructions a word
-/// where SipHash (std's default) spends a hundred per field. Not keyed, so not proof against
-/// chosen collisions — and it need not be: the labels are bounded (a tool or prompt name not
-/// in the server's own table is counted as `other`), and equal hashes only share a list
-/// searched by the labels themselves.
-#[derive(Default)]
-pub(crate) struct LabelHasher(u64);
-
-impl LabelHasher {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    fn mix(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::K);
-    }
-}
-
-impl std::hash::Hasher for LabelHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.mix(u64::from_le_bytes(chunk.try_into().unwrap_or_default()));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.mix(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.mix(u64::from(n));
-    }
-
-    fn write_u16(&mut self, n: u16) {
-        self.mix(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.mix(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.mix(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.mix(n as u64);
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.mix(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
+/// The hash of a label set: mcp-server's [`NameHasher`], a few instructions a word where
+/// SipHash (std's default) spends a hundred per field. Not keyed, so not proof against chosen
+/// collisions — and it need not be: the labels are bounded (a tool or prompt name not in the
+/// server's own table is counted as `other`), and equal hashes only share a list searched by
+/// the labels themselves.
+pub(crate) use mcp_server::hash::NameHasher as LabelHasher;
 
 /// The shards' tables are keyed by a label set's [`LabelHasher`] hash, used as it is.
 #[derive(Default)]

@@ -44,6 +44,7 @@ mod context;
 pub mod door;
 mod extract;
 mod handler;
+pub mod hash;
 mod interest;
 pub mod observe;
 mod peer;

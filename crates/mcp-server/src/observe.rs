@@ -264,63 +264,75 @@ impl<'a> TransportRefusal<'a> {
     }
 }
 
-/// Several observers as one (a server has one: `Server::observe`).
+/// Several observers as one (a server has one: `Server::observe`). What the request path asks
+/// of every request — whether any traces, at which ratio, whether any wants arguments — is
+/// read from each observer when it is added, not asked of each again per request.
 #[derive(Default)]
-pub struct Observers(Vec<std::sync::Arc<dyn Observer>>);
+pub struct Observers {
+    list: Vec<std::sync::Arc<dyn Observer>>,
+    traces: bool,
+    ratio: f64,
+    arguments: bool,
+}
 
 impl Observers {
     /// No observer yet.
     pub fn new() -> Self {
-        Observers(Vec::new())
+        Observers::default()
     }
 
     /// Adds `observer`; each is told in the order added.
     pub fn with(mut self, observer: std::sync::Arc<dyn Observer>) -> Self {
-        self.0.push(observer);
+        if observer.traces() {
+            self.traces = true;
+            self.ratio = self.ratio.max(observer.trace_ratio());
+        }
+        self.arguments |= observer.wants_arguments();
+        self.list.push(observer);
         self
     }
 
     /// Whether there is none.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.list.is_empty()
     }
 }
 
 impl Observer for Observers {
     fn started(&self, method: &'static str) {
-        self.0.iter().for_each(|o| o.started(method));
+        self.list.iter().for_each(|o| o.started(method));
     }
 
     fn finished(&self, request: &Observed<'_>) {
-        self.0.iter().for_each(|o| o.finished(request));
+        self.list.iter().for_each(|o| o.finished(request));
     }
 
     fn refused(&self, refused: &TransportRefusal<'_>) {
-        self.0.iter().for_each(|o| o.refused(refused));
+        self.list.iter().for_each(|o| o.refused(refused));
     }
 
     fn session(&self, opened: bool) {
-        self.0.iter().for_each(|o| o.session(opened));
+        self.list.iter().for_each(|o| o.session(opened));
     }
 
     fn subscription(&self, opened: bool) {
-        self.0.iter().for_each(|o| o.subscription(opened));
+        self.list.iter().for_each(|o| o.subscription(opened));
     }
 
     fn bytes(&self, received: u64, sent: u64) {
-        self.0.iter().for_each(|o| o.bytes(received, sent));
+        self.list.iter().for_each(|o| o.bytes(received, sent));
     }
 
     fn trace_ratio(&self) -> f64 {
-        self.0.iter().filter(|o| o.traces()).map(|o| o.trace_ratio()).fold(0.0, f64::max)
+        self.ratio
     }
 
     fn wants_arguments(&self) -> bool {
-        self.0.iter().any(|o| o.wants_arguments())
+        self.arguments
     }
 
     fn traces(&self) -> bool {
-        self.0.iter().any(|o| o.traces())
+        self.traces
     }
 }
 

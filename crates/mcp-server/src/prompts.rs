@@ -4,7 +4,6 @@
 //! argument, required unless optional) or explicitly in the [`Prompt`] definition — and a
 //! `prompts/get` missing a required one is refused with `-32602` before the handler runs.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_types::{GetPromptResult, JsonObject, JsonValue, Prompt, PromptArgument, PromptMessage};
@@ -34,7 +33,7 @@ pub(crate) struct PromptEntry {
 pub struct Prompts {
     /// Shared: `prompts/get` holds its entry across the handler's run without cloning it.
     pub(crate) entries: Vec<Arc<PromptEntry>>,
-    pub(crate) index: HashMap<String, usize>,
+    pub(crate) index: crate::hash::NameMap<usize>,
     pub(crate) errors: Vec<RegistrationError>,
 }
 

@@ -1,7 +1,7 @@
 //! Resources: static resources by URI, and templates (RFC 6570) whose matched variables are
 //! handed to the handler.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -44,7 +44,7 @@ pub(crate) struct TemplateEntry {
 #[derive(Clone, Default)]
 pub struct Resources {
     pub(crate) statics: Vec<StaticEntry>,
-    pub(crate) index: HashMap<String, usize>,
+    pub(crate) index: crate::hash::NameMap<usize>,
     pub(crate) templates: Vec<TemplateEntry>,
     pub(crate) errors: Vec<RegistrationError>,
 }

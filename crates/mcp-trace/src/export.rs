@@ -21,12 +21,11 @@ pub(crate) enum Kind {
     Client,
 }
 
-/// A span's name or an attribute's value: most are fixed strings; the request's own (its
-/// method, id, tool) are `Part`s of the record's one `text`, so that a span costs two
-/// allocations (that text and the attribute list) rather than one per value.
+/// A span's name or an attribute's value: a server span's (its method, id, tool) are `Part`s
+/// of the record's one `text`, so that the span costs one allocation rather than one per value;
+/// a client span's are its own.
 #[derive(Debug)]
 pub(crate) enum Text {
-    Fixed(&'static str),
     Owned(String),
     /// Bytes `start..end` of [`Record::text`].
     Part(u32, u32),
@@ -35,7 +34,6 @@ pub(crate) enum Text {
 impl Text {
     pub(crate) fn as_str<'a>(&'a self, text: &'a str) -> &'a str {
         match self {
-            Text::Fixed(s) => s,
             Text::Owned(s) => s,
             Text::Part(start, end) => text.get(*start as usize..*end as usize).unwrap_or_default(),
         }
@@ -55,8 +53,105 @@ pub(crate) struct Record {
     pub(crate) kind: Kind,
     pub(crate) start: SystemTime,
     pub(crate) end: SystemTime,
-    pub(crate) attributes: Vec<(&'static str, Text)>,
+    pub(crate) attributes: Attributes,
+    /// The status message of a failed span (a server span's comes from its
+    /// [`Server::failure`]).
     pub(crate) error: Option<String>,
+}
+
+/// A span's attributes. A server span's are fields, written out at export, so that recording
+/// one allocates no list; a client span's are a list.
+#[derive(Debug)]
+pub(crate) enum Attributes {
+    Server(Server),
+    List(Vec<(&'static str, Text)>),
+}
+
+/// What a server span says about its request ([`Attributes::Server`]).
+#[derive(Debug)]
+pub(crate) struct Server {
+    pub(crate) method: Text,
+    pub(crate) transport: &'static str,
+    pub(crate) id: Text,
+    /// The tool, prompt or other item the request names.
+    pub(crate) item: Option<(Item, Text)>,
+    pub(crate) version: Option<&'static str>,
+    pub(crate) session: Option<Text>,
+    pub(crate) failure: Option<Failure>,
+}
+
+/// What a request names ([`Server::item`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Item {
+    Tool,
+    Prompt,
+    Other,
+}
+
+/// How a server span's request failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// A tool result with `isError`.
+    Tool,
+    /// A JSON-RPC error, by its code.
+    Code(i64),
+    Cancelled,
+}
+
+impl Record {
+    /// Each attribute as its key and its value, in the order they are written.
+    pub(crate) fn each_attribute(&self, mut f: impl FnMut(&str, &str)) {
+        let server = match &self.attributes {
+            Attributes::List(list) => {
+                for (key, value) in list {
+                    f(key, value.as_str(&self.text));
+                }
+                return;
+            }
+            Attributes::Server(server) => server,
+        };
+        let text = self.text.as_str();
+        f("mcp.method.name", server.method.as_str(text));
+        f("network.transport", server.transport);
+        f("jsonrpc.request.id", server.id.as_str(text));
+        match &server.item {
+            Some((Item::Tool, name)) => {
+                f("gen_ai.tool.name", name.as_str(text));
+                f("gen_ai.operation.name", "execute_tool");
+            }
+            Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name.as_str(text)),
+            Some((Item::Other, _)) | None => {}
+        }
+        if let Some(version) = server.version {
+            f("mcp.protocol.version", version);
+        }
+        if let Some(session) = &server.session {
+            f("mcp.session.id", session.as_str(text));
+        }
+        match server.failure {
+            None => {}
+            Some(Failure::Tool) => f("error.type", "tool_error"),
+            Some(Failure::Cancelled) => f("error.type", "cancelled"),
+            Some(Failure::Code(code)) => {
+                let code = code.to_string();
+                f("error.type", &code);
+                f("rpc.response.status_code", &code);
+            }
+        }
+    }
+
+    /// The status message when the span failed.
+    pub(crate) fn status_message(&self) -> Option<std::borrow::Cow<'_, str>> {
+        if let Some(error) = &self.error {
+            return Some(error.as_str().into());
+        }
+        let Attributes::Server(server) = &self.attributes else { return None };
+        Some(match server.failure? {
+            Failure::Tool => "the tool reported an error (isError)".into(),
+            Failure::Code(code) => format!("JSON-RPC error {code}").into(),
+            Failure::Cancelled => "cancelled".into(),
+        })
+    }
 }
 
 /// How spans are batched ([the module](self)).
@@ -128,7 +223,7 @@ impl Pipeline {
         });
         // The blocking client is built on the thread itself: it runs a runtime of its own, which
         // may be neither built nor dropped inside the caller's (async) context.
-        let exporter = Exporter { target, resource };
+        let exporter = Exporter { target, fixed: Fixed::new(&resource) };
         let thread = std::thread::Builder::new()
             .name("mcpkit-traces".into())
             .spawn({
@@ -185,7 +280,7 @@ impl Drop for Pipeline {
 
 struct Exporter {
     target: OtlpTarget,
-    resource: Vec<(String, String)>,
+    fixed: Fixed,
 }
 
 impl Exporter {
@@ -235,7 +330,7 @@ impl Exporter {
 
     fn export(&self, client: &reqwest::blocking::Client, batch: &[Record]) {
         let count = batch.len();
-        let body = encode(&self.resource, batch);
+        let body = encode(&self.fixed, batch);
         let mut post =
             client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
         for (name, value) in &self.target.headers {
@@ -276,8 +371,13 @@ fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
 }
 
 fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
-    tag(out, field, LEN);
-    varint(out, data.len() as u64);
+    if field < 16 && data.len() < 0x80 {
+        // The common case, a one-byte tag and length, written together.
+        out.extend_from_slice(&[(field << 3) as u8 | LEN, data.len() as u8]);
+    } else {
+        tag(out, field, LEN);
+        varint(out, data.len() as u64);
+    }
     out.extend_from_slice(data);
 }
 
@@ -285,6 +385,16 @@ fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
 fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
     let any = 1 + varint_len(value.len() as u64) + value.len();
     let pair = 1 + varint_len(key.len() as u64) + key.len() + 1 + varint_len(any as u64) + any;
+    if field < 16 && pair < 0x80 {
+        // Every length fits a byte (so do the key's and the value's): the tags and lengths
+        // go in two writes.
+        out.reserve(2 + pair);
+        out.extend_from_slice(&[(field << 3) as u8 | LEN, pair as u8, 1 << 3 | LEN, key.len() as u8]);
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(&[2 << 3 | LEN, any as u8, 1 << 3 | LEN, value.len() as u8]);
+        out.extend_from_slice(value.as_bytes());
+        return;
+    }
     tag(out, field, LEN);
     varint(out, pair as u64);
     bytes(out, 1, key.as_bytes());
@@ -321,11 +431,9 @@ fn span(out: &mut Vec<u8>, r: &Record) {
     out.extend_from_slice(&nanos(r.start).to_le_bytes());
     tag(out, 8, 1);
     out.extend_from_slice(&nanos(r.end).to_le_bytes());
-    for (key, value) in &r.attributes {
-        key_value(out, 9, key, value.as_str(&r.text));
-    }
+    r.each_attribute(|key, value| key_value(out, 9, key, value));
     // Status: unset (an empty message), or ERROR (2) with its message.
-    match &r.error {
+    match r.status_message() {
         Some(message) => {
             let len = 1 + varint_len(message.len() as u64) + message.len() + 2;
             tag(out, 15, LEN);
@@ -342,33 +450,72 @@ fn span(out: &mut Vec<u8>, r: &Record) {
     out.extend_from_slice(&flags.to_le_bytes());
 }
 
-/// One `ExportTraceServiceRequest`: the resource, the scope `mcpkit`, the spans.
-pub(crate) fn encode(resource: &[(String, String)], batch: &[Record]) -> Vec<u8> {
-    let mut scope_spans = Vec::with_capacity(64 + batch.len() * 320);
-    let mut scope = Vec::with_capacity(32);
-    bytes(&mut scope, 1, b"mcpkit");
-    bytes(&mut scope, 2, env!("CARGO_PKG_VERSION").as_bytes());
-    bytes(&mut scope_spans, 1, &scope);
-    let mut one = Vec::with_capacity(512);
+/// What every export request of one exporter begins with: the `Resource` message as the
+/// field of `ResourceSpans`, and the scope `mcpkit` as the field of `ScopeSpans`.
+pub(crate) struct Fixed {
+    resource: Vec<u8>,
+    scope: Vec<u8>,
+}
+
+impl Fixed {
+    pub(crate) fn new(resource: &[(String, String)]) -> Fixed {
+        let mut message = Vec::with_capacity(256);
+        for (key, value) in resource {
+            key_value(&mut message, 1, key, value);
+        }
+        let mut field = Vec::with_capacity(message.len() + 4);
+        bytes(&mut field, 1, &message);
+        let mut scope_message = Vec::with_capacity(32);
+        bytes(&mut scope_message, 1, b"mcpkit");
+        bytes(&mut scope_message, 2, env!("CARGO_PKG_VERSION").as_bytes());
+        let mut scope = Vec::with_capacity(scope_message.len() + 2);
+        bytes(&mut scope, 1, &scope_message);
+        Fixed { resource: field, scope }
+    }
+}
+
+/// Room for what precedes the spans and is known only after them: two tags and two lengths.
+const HEAD_ROOM: usize = 2 * (1 + 10);
+
+/// One `ExportTraceServiceRequest`: the resource, the scope `mcpkit`, the spans. Written in
+/// one buffer, each byte once: the spans go straight into place (a span's length is patched in
+/// after it), and the enclosing messages' tags and lengths are written into the room left in
+/// front of them; the request is the slice of that buffer it fills.
+pub(crate) fn encode(fixed: &Fixed, batch: &[Record]) -> bytes::Bytes {
+    let front = HEAD_ROOM + fixed.resource.len();
+    let mut out = Vec::with_capacity(front + fixed.scope.len() + batch.len() * 320);
+    out.resize(front, 0);
+    out.extend_from_slice(&fixed.scope);
     for record in batch {
-        one.clear();
-        span(&mut one, record);
-        bytes(&mut scope_spans, 2, &one);
+        out.push(2 << 3 | LEN);
+        let at = out.len();
+        // A two-byte length (spans of 128 to 16,383 bytes, nearly all), patched in below.
+        out.extend_from_slice(&[0, 0]);
+        span(&mut out, record);
+        let len = out.len() - at - 2;
+        if len < 0x80 {
+            out[at] = len as u8;
+            out.remove(at + 1);
+        } else if len < 0x4000 {
+            out[at] = (len as u8) | 0x80;
+            out[at + 1] = (len >> 7) as u8;
+        } else {
+            let mut length = Vec::with_capacity(4);
+            varint(&mut length, len as u64);
+            out.splice(at..at + 2, length);
+        }
     }
-    let mut resource_message = Vec::with_capacity(256);
-    for (key, value) in resource {
-        key_value(&mut resource_message, 1, key, value);
-    }
-    // The enclosing messages' lengths are known from their parts: the request is written in
-    // one pass, the spans copied once more rather than once per level.
-    let field = |len: usize| 1 + varint_len(len as u64) + len;
-    let resource_spans = field(resource_message.len()) + field(scope_spans.len());
-    let mut request = Vec::with_capacity(field(resource_spans));
-    tag(&mut request, 1, LEN);
-    varint(&mut request, resource_spans as u64);
-    bytes(&mut request, 1, &resource_message);
-    bytes(&mut request, 2, &scope_spans);
-    request
+    let scope_spans = out.len() - front;
+    let mut head = Vec::with_capacity(front);
+    let resource_spans = fixed.resource.len() + 1 + varint_len(scope_spans as u64) + scope_spans;
+    tag(&mut head, 1, LEN);
+    varint(&mut head, resource_spans as u64);
+    head.extend_from_slice(&fixed.resource);
+    tag(&mut head, 2, LEN);
+    varint(&mut head, scope_spans as u64);
+    let start = front - head.len();
+    out[start..front].copy_from_slice(&head);
+    bytes::Bytes::from(out).slice(start..)
 }
 
 #[cfg(test)]
@@ -433,12 +580,12 @@ mod tests {
             kind: if parent.is_some() { Kind::Server } else { Kind::Client },
             start: UNIX_EPOCH + Duration::from_secs(1),
             end: UNIX_EPOCH + Duration::from_secs(2),
-            attributes: vec![
-                ("mcp.method.name", Text::Fixed("tools/call")),
+            attributes: Attributes::List(vec![
+                ("mcp.method.name", Text::Owned("tools/call".into())),
                 ("gen_ai.tool.name", Text::Part(11, 13)),
                 // Long enough for two-byte lengths at every level.
                 ("long", Text::Owned("x".repeat(300))),
-            ],
+            ]),
             error: error.map(str::to_owned),
         }
     }
@@ -508,6 +655,76 @@ mod tests {
         let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
         assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
         pipeline.shutdown();
+    }
+
+    /// Spans whose lengths take one, two and three bytes, and server spans whose attributes
+    /// are fields, decode with the generated types.
+    #[test]
+    fn spans_of_every_length_and_kind_decode() {
+        let sized = |n: u8, attribute: usize| {
+            let mut r = record(n, None, None);
+            r.trace_state = None;
+            r.attributes = Attributes::List(vec![("a", Text::Owned("y".repeat(attribute)))]);
+            r
+        };
+        let server = Record {
+            text: "tools/call echo 42 s-1".into(),
+            name: Text::Part(0, 15),
+            kind: Kind::Server,
+            error: None,
+            attributes: Attributes::Server(Server {
+                method: Text::Part(0, 10),
+                transport: "tcp",
+                id: Text::Part(16, 18),
+                item: Some((Item::Tool, Text::Part(11, 15))),
+                version: Some("2026-07-28"),
+                session: Some(Text::Part(19, 22)),
+                failure: Some(Failure::Code(-32602)),
+            }),
+            ..record(9, Some([3; 8]), None)
+        };
+        let batch = [sized(1, 0), sized(2, 200), sized(3, 20_000), server];
+        let resource = [("service.name".to_owned(), "svc".to_owned())];
+        let body = encode(&Fixed::new(&resource), &batch);
+        let request = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+        let scope = &request.resource_spans[0].scope_spans[0];
+        assert_eq!(scope.scope.as_ref().unwrap().name, "mcpkit");
+        let spans = &scope.spans;
+        assert_eq!(spans.len(), 4);
+        let value = |span: &opentelemetry_proto::tonic::trace::v1::Span, key: &str| {
+            let found = span.attributes.iter().find(|kv| kv.key == key);
+            match found.and_then(|kv| kv.value.clone()).and_then(|v| v.value) {
+                Some(any_value::Value::StringValue(s)) => s,
+                other => panic!("{key}: {other:?}"),
+            }
+        };
+        for ((span, len), n) in spans.iter().zip([0, 200, 20_000]).zip(1..) {
+            assert_eq!(value(span, "a").len(), len);
+            assert_eq!(span.name, format!("tools/call t{n}"));
+        }
+        let server = &spans[3];
+        assert_eq!(server.name, "tools/call echo");
+        let pairs: Vec<(String, String)> =
+            server.attributes.iter().map(|kv| (kv.key.clone(), value(server, &kv.key))).collect();
+        let expected = [
+            ("mcp.method.name", "tools/call"),
+            ("network.transport", "tcp"),
+            ("jsonrpc.request.id", "42"),
+            ("gen_ai.tool.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("mcp.protocol.version", "2026-07-28"),
+            ("mcp.session.id", "s-1"),
+            ("error.type", "-32602"),
+            ("rpc.response.status_code", "-32602"),
+        ];
+        let expected: Vec<(String, String)> =
+            expected.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        assert_eq!(pairs, expected);
+        let status = server.status.as_ref().unwrap();
+        assert_eq!(
+            (status.code, status.message.as_str()),
+            (status::StatusCode::Error as i32, "JSON-RPC error -32602")
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ mod export;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use export::{Kind, Pipeline, Record, Text};
+use export::{Attributes, Failure, Item, Kind, Pipeline, Record, Server, Text};
 use mcp_server::Observer;
 use mcp_server::observe::{Observed, Outcome, SpanIds};
 use mcp_types::trace::TraceParent;
@@ -178,7 +178,7 @@ struct Finished<'a> {
     ids: &'a SpanIds,
     start: SystemTime,
     end: SystemTime,
-    attributes: Vec<(&'static str, Text)>,
+    attributes: Attributes,
     error: Option<String>,
 }
 
@@ -192,6 +192,26 @@ fn push(text: &mut String, s: &str) -> Text {
 fn part(start: usize, end: usize) -> Text {
     // A span's text is a request's method, id, name and session: far below 4 GiB.
     Text::Part(u32::try_from(start).unwrap_or(u32::MAX), u32::try_from(end).unwrap_or(u32::MAX))
+}
+
+/// Writes `n` in decimal (what `{n}` writes, without the formatting machinery: a request id
+/// is written for every span).
+fn push_decimal(text: &mut String, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        text.push('-');
+    }
+    text.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 fn end_of(part: &Text) -> usize {
@@ -211,70 +231,52 @@ impl Observer for Tracing {
     }
 
     fn finished(&self, r: &Observed<'_>) {
-        // Not sampled: nothing is built (the caller's flag, or this trace's id outside the ratio).
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = SystemTime::now();
         let start = end.checked_sub(r.duration).unwrap_or(end);
-        let mut attributes = Vec::with_capacity(8);
-        // The request's own strings, one after the other in one buffer: "method name", the
-        // id, the session.
-        let mut text = String::with_capacity(r.method.len() + r.name.map_or(0, |n| n.len() + 1) + 24);
+        // The request's own values, in one string the attributes point into: `method item`
+        // (the span's name), the id, the session.
+        let mut text = String::with_capacity(
+            r.method.len() + r.name.map_or(0, |n| n.len() + 1) + r.session.map_or(0, str::len) + 24,
+        );
         let method = push(&mut text, r.method);
-        let name = match r.name {
-            Some(item) => {
-                text.push(' ');
-                let item = push(&mut text, item);
-                Some((part(0, end_of(&item)), item))
-            }
-            None => None,
-        };
-        attributes.push(("mcp.method.name", method));
-        attributes.push(("network.transport", Text::Fixed(self.transport)));
+        let item = r.name.map(|item| {
+            text.push(' ');
+            push(&mut text, item)
+        });
+        let span_name = part(0, item.as_ref().map_or(r.method.len(), end_of));
+        let item = item.map(|name| {
+            let kind = match r.method {
+                "tools/call" => Item::Tool,
+                "prompts/get" => Item::Prompt,
+                _ => Item::Other,
+            };
+            (kind, name)
+        });
         let id = match r.id {
             mcp_types::RequestId::Number(n) => {
                 let start = text.len();
-                let _ = std::fmt::Write::write_fmt(&mut text, format_args!("{n}"));
+                push_decimal(&mut text, *n);
                 part(start, text.len())
             }
             mcp_types::RequestId::String(s) => push(&mut text, s),
         };
-        attributes.push(("jsonrpc.request.id", id));
-        let span_name = match (r.method, name) {
-            ("tools/call", Some((whole, item))) => {
-                attributes.push(("gen_ai.tool.name", item));
-                attributes.push(("gen_ai.operation.name", Text::Fixed("execute_tool")));
-                whole
-            }
-            ("prompts/get", Some((whole, item))) => {
-                attributes.push(("gen_ai.prompt.name", item));
-                whole
-            }
-            (_, Some((whole, _))) => whole,
-            (_, None) => part(0, r.method.len()),
-        };
-        if let Some(version) = r.version {
-            attributes.push(("mcp.protocol.version", Text::Fixed(version.as_str())));
-        }
-        if let Some(session) = r.session {
-            let session = push(&mut text, session);
-            attributes.push(("mcp.session.id", session));
-        }
-        let error = match r.outcome {
+        let session = r.session.map(|session| push(&mut text, session));
+        let failure = match r.outcome {
             Outcome::Success => None,
-            Outcome::ToolError => {
-                attributes.push(("error.type", Text::Fixed("tool_error")));
-                Some("the tool reported an error (isError)".to_owned())
-            }
-            Outcome::Error { code, .. } => {
-                attributes.push(("error.type", Text::Owned(code.to_string())));
-                attributes.push(("rpc.response.status_code", Text::Owned(code.to_string())));
-                Some(format!("JSON-RPC error {code}"))
-            }
-            Outcome::Cancelled => {
-                attributes.push(("error.type", Text::Fixed("cancelled")));
-                Some("cancelled".to_owned())
-            }
+            Outcome::ToolError => Some(Failure::Tool),
+            Outcome::Error { code, .. } => Some(Failure::Code(code)),
+            Outcome::Cancelled => Some(Failure::Cancelled),
         };
+        let attributes = Attributes::Server(Server {
+            method,
+            transport: self.transport,
+            id,
+            item,
+            version: r.version.map(|v| v.as_str()),
+            session,
+            failure,
+        });
         self.record(Finished {
             name: span_name,
             text,
@@ -283,13 +285,11 @@ impl Observer for Tracing {
             start,
             end,
             attributes,
-            error,
+            error: None,
         });
     }
 }
 
-/// A client's span around its requests: send [`ClientSpan::traceparent`] with each (in
-/// `_meta`), then [`end`](ClientSpan::end) it.
 #[derive(Debug)]
 pub struct ClientSpan {
     tracing: Tracing,
@@ -306,7 +306,7 @@ impl ClientSpan {
 
     /// Ends the span now, as failed with `error` when given.
     pub fn end(self, attributes: Vec<(&'static str, String)>, error: Option<String>) {
-        let attributes = attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect();
+        let attributes = Attributes::List(attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect());
         self.tracing.record(Finished {
             name: Text::Owned(self.name),
             text: String::new(),
@@ -327,6 +327,15 @@ mod tests {
 
     /// mcp-server's ratio decision is OpenTelemetry's: a trace sampled at one hop by mcpkit is
     /// sampled by an SDK's `TraceIdRatioBased` at another.
+    #[test]
+    fn request_ids_are_written_as_display_writes_them() {
+        for n in [0, 7, -7, 10, 99, 100, 1_234_567, i64::MAX, i64::MIN, -1] {
+            let mut text = String::from("x");
+            super::push_decimal(&mut text, n);
+            assert_eq!(text, format!("x{n}"));
+        }
+    }
+
     #[test]
     fn the_ratio_decision_is_the_sdks() {
         let mut state = 0x1234_5678_9abc_def0u64;

@@ -16,7 +16,7 @@ use crate::guard::{self, Refusal};
 /// Where RFC 9728 puts the Protected Resource Metadata.
 const WELL_KNOWN_METADATA: &str = "/.well-known/oauth-protected-resource";
 
-fn refusal(r: Refusal) -> Response {
+pub(crate) fn refusal(r: Refusal) -> Response {
     (r.status, r.reason).into_response()
 }
 
@@ -39,6 +39,11 @@ impl HeadLayer {
     /// The limits of `config` ([`HttpConfig::max_headers`], [`HttpConfig::max_header_bytes`]).
     pub fn from_config(config: &HttpConfig) -> Self {
         Self::new(config.max_headers, config.max_header_bytes)
+    }
+
+    /// The check itself: `Err` holds the refusal to answer with ([`refusal`]).
+    pub(crate) fn check<B>(&self, request: &Request<B>) -> Result<(), Refusal> {
+        guard::head(self.max_headers, self.max_header_bytes, request.version(), request.headers())
     }
 }
 
@@ -70,10 +75,9 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let HeadLayer { max_headers, max_header_bytes } = self.limits;
-        match guard::head(max_headers, max_header_bytes, request.version(), request.headers()) {
+        match self.limits.check(&request) {
             Ok(()) => ResponseFuture::inner(self.inner.call(request)),
-            Err(r) => ResponseFuture::refused(refusal(r)),
+            Err(refused) => ResponseFuture::refused(refusal(refused)),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! a bad `Host` or `Origin`, a missing token, a body too large, an unknown session, headers
 //! that contradict the body, ...) and the bytes of bodies whose length is known up front
 //! (request bodies with a `Content-Length`, JSON answers; not SSE streams). A layer of its own
-//! future, so that observing costs no allocation per request.
+//! future, so that observing costs no allocation per request; it also checks the request head
+//! ([`HeadLayer`]'s check, first as before), because every layer of an axum `Router` costs a
+//! boxed service cloned and a future boxed per request.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -17,6 +19,8 @@ use http::{HeaderMap, Request};
 use mcp_server::Observer;
 use mcp_server::observe::{TransportRefusal, method_label};
 use tower::{Layer, Service};
+
+use super::{HeadLayer, ResponseFuture};
 
 /// Marks a response made from a server's reply: the server told the observer already.
 #[derive(Clone, Copy, Debug)]
@@ -39,14 +43,18 @@ fn length(headers: &HeaderMap, body: &Body) -> u64 {
 /// `Mcp-Method`, named once (a `&str` name is parsed again on every lookup).
 const MCP_METHOD: http::HeaderName = http::HeaderName::from_static("mcp-method");
 
+/// Observes the requests and checks their head with `head` before anything else runs.
 #[derive(Clone)]
-pub(crate) struct ObserveLayer(pub(crate) Arc<dyn Observer>);
+pub(crate) struct ObserveLayer {
+    pub(crate) observer: Arc<dyn Observer>,
+    pub(crate) head: HeadLayer,
+}
 
 impl<S> Layer<S> for ObserveLayer {
     type Service = Observe<S>;
 
     fn layer(&self, inner: S) -> Observe<S> {
-        Observe { inner, observer: self.0.clone() }
+        Observe { inner, observer: self.observer.clone(), head: self.head }
     }
 }
 
@@ -54,6 +62,7 @@ impl<S> Layer<S> for ObserveLayer {
 pub(crate) struct Observe<S> {
     inner: S,
     observer: Arc<dyn Observer>,
+    head: HeadLayer,
 }
 
 impl<S> Service<Request<Body>> for Observe<S>
@@ -62,7 +71,7 @@ where
 {
     type Response = Response;
     type Error = S::Error;
-    type Future = Observed<S::Future>;
+    type Future = Observed<ResponseFuture<S::Future>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -74,13 +83,11 @@ where
             None => "unknown",
         };
         let received = length(request.headers(), request.body());
-        Observed {
-            inner: self.inner.call(request),
-            observer: self.observer.clone(),
-            method,
-            received,
-            started: Instant::now(),
-        }
+        let inner = match self.head.check(&request) {
+            Ok(()) => ResponseFuture::inner(self.inner.call(request)),
+            Err(refused) => ResponseFuture::refused(super::guards::refusal(refused)),
+        };
+        Observed { inner, observer: self.observer.clone(), method, received, started: Instant::now() }
     }
 }
 

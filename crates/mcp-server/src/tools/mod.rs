@@ -20,7 +20,6 @@
 
 mod output;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use mcp_schema::Schema;
@@ -100,7 +99,7 @@ pub enum RegistrationError {
 #[derive(Clone, Default)]
 pub struct Tools {
     pub(crate) entries: Vec<Arc<ToolEntry>>,
-    pub(crate) index: HashMap<String, usize>,
+    pub(crate) index: crate::hash::NameMap<usize>,
     pub(crate) errors: Vec<RegistrationError>,
 }
 
