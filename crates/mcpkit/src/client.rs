@@ -62,6 +62,10 @@ pub(crate) enum ClientCommand {
         /// An argument `KEY=VALUE`; VALUE is JSON when it parses as JSON, else a string.
         #[arg(long = "arg", value_name = "KEY=VALUE")]
         args: Vec<String>,
+        /// On a terminal, show the structured result (`structuredContent`) instead of the text
+        /// content (shown by default; the structured result is shown when there is no text).
+        #[arg(long)]
+        structured: bool,
         #[command(flatten)]
         interaction: InteractionArgs,
         #[command(flatten)]
@@ -110,6 +114,10 @@ pub(crate) enum ClientCommand {
         /// What has been typed so far.
         #[arg(default_value = "")]
         value: String,
+        /// An argument already given, `KEY=VALUE` (repeatable): sent as the completion's
+        /// context, for servers whose suggestions depend on the other arguments.
+        #[arg(long = "context", value_name = "KEY=VALUE")]
+        context: Vec<String>,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -341,6 +349,9 @@ async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
         ClientCommand::Complete { prompt: None, resource: None, .. } => {
             bail!("give --prompt NAME or --resource URI_TEMPLATE");
         }
+        ClientCommand::Complete { context, .. } => {
+            split_args(context)?;
+        }
         _ => {}
     }
     let target = target_of(&command);
@@ -400,6 +411,29 @@ async fn execute(
             output::print(json, &info, output::info)?;
         }
         ClientCommand::List { kind, .. } => {
+            // A list the server does not offer (no capability for it) is empty, not an error: a
+            // script listing what servers offer goes on (the server is not asked: it would
+            // answer -32601).
+            let capabilities = client.server_capabilities();
+            let (offered, key, capability, noun) = match kind {
+                ListKind::Tools => (capabilities.tools.is_some(), "tools", "tools", "tools"),
+                ListKind::Resources => {
+                    (capabilities.resources.is_some(), "resources", "resources", "resources")
+                }
+                ListKind::Templates => {
+                    (capabilities.resources.is_some(), "resourceTemplates", "resources", "resource templates")
+                }
+                ListKind::Prompts => (capabilities.prompts.is_some(), "prompts", "prompts", "prompts"),
+            };
+            if !offered {
+                if !json {
+                    eprintln!(
+                        "note: the server offers no {noun} (it does not declare the `{capability}` capability)"
+                    );
+                }
+                output::print(json, &json!({ key: [] }), output::list)?;
+                return Ok(ExitCode::SUCCESS);
+            }
             let value = match kind {
                 ListKind::Tools => json!({ "tools": client.list_all_tools().await? }),
                 ListKind::Resources => json!({ "resources": client.list_all_resources().await? }),
@@ -410,7 +444,7 @@ async fn execute(
             };
             output::print(json, &value, output::list)?;
         }
-        ClientCommand::Call { tool, interaction, target, .. } => {
+        ClientCommand::Call { tool, interaction, target, structured, .. } => {
             let (mut arguments, typed) = call_arguments;
             fit_to_schema(client, tool, &mut arguments, &typed).await;
             let mut params = mcp_types::CallToolRequestParams::new(tool);
@@ -420,7 +454,8 @@ async fn execute(
             drop(progress);
             let (result, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
             let failed = result.is_error == Some(true);
-            output::print_raw(json, &raw, output::call)?;
+            let text = if *structured { output::call_structured } else { output::call };
+            output::print_raw(json, &raw, text)?;
             if failed {
                 return Ok(ExitCode::from(1));
             }
@@ -443,14 +478,20 @@ async fn execute(
             let (_, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
             output::print_raw(json, &raw, output::prompt)?;
         }
-        ClientCommand::Complete { prompt, resource, argument, value, .. } => {
-            let params = match (prompt, resource) {
+        ClientCommand::Complete { prompt, resource, argument, value, context, .. } => {
+            let mut params = match (prompt, resource) {
                 (Some(name), _) => CompleteRequestParams::new(PromptReference::new(name), argument, value),
                 (None, Some(uri)) => {
                     CompleteRequestParams::new(ResourceTemplateReference::new(uri), argument, value)
                 }
                 (None, None) => bail!("give --prompt NAME or --resource URI_TEMPLATE"),
             };
+            if !context.is_empty() {
+                let arguments =
+                    split_args(context)?.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect();
+                params.context =
+                    Some(mcp_types::CompletionContext { arguments: Some(arguments), ..Default::default() });
+            }
             let (_, raw) = client.request_raw::<Complete>(&params, &RequestOptions::default()).await?;
             output::print_raw(json, &raw, output::complete)?;
         }

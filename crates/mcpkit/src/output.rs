@@ -202,21 +202,46 @@ fn blocks(content: Option<&Value>) -> Vec<String> {
 
 /// `call`: the content blocks, then the structured content.
 pub(crate) fn call(value: &Value) -> String {
+    call_text(value, false)
+}
+
+/// `call --structured`: the structured result alone (pretty-printed) when there is one.
+pub(crate) fn call_structured(value: &Value) -> String {
+    call_text(value, true)
+}
+
+/// `call`: the content, each block summarised. The structured result is shown in place of a
+/// text block that is its JSON serialization (pretty-printed), and on its own only when no
+/// block is text, or asked for (`structured`) — a typed tool's text is its answer (`7`), and
+/// the object it is wrapped in (`{"result": 7}`) would say it twice.
+fn call_text(value: &Value, structured_only: bool) -> String {
     let mut parts = Vec::new();
     if value.get("isError") == Some(&Value::Bool(true)) {
         parts.push("(the tool reported an error)".to_owned());
     }
     let structured = value.get("structuredContent");
-    for b in value.get("content").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default() {
-        // The text serialization of the structured content is shown once, pretty-printed.
+    if let (true, Some(structured)) = (structured_only, structured) {
+        parts.push(pretty(structured));
+        return parts.join("\n");
+    }
+    let content = value.get("content").and_then(Value::as_array).map(|a| a.as_slice()).unwrap_or_default();
+    let mut shown = false;
+    for b in content {
         let duplicate = structured.is_some_and(|s| {
             str_of(b, "text").and_then(|t| serde_json::from_str::<Value>(t).ok()).as_ref() == Some(s)
         });
-        if !duplicate {
-            parts.push(block(b));
+        match structured {
+            Some(structured) if duplicate => {
+                if !shown {
+                    parts.push(pretty(structured));
+                    shown = true;
+                }
+            }
+            _ => parts.push(block(b)),
         }
     }
-    if let Some(structured) = structured {
+    let any_text = content.iter().any(|b| str_of(b, "type") == Some("text"));
+    if let (false, false, Some(structured)) = (any_text, shown, structured) {
         parts.push(pretty(structured));
     }
     parts.join("\n")
@@ -303,6 +328,27 @@ mod tests {
         ]}));
         assert_eq!(text, "echo       Say it back\ncountdown  Countdown — Count\n");
         assert_eq!(list(&json!({"prompts": []})), "(none)\n");
+    }
+
+    #[test]
+    fn a_typed_tools_answer_is_shown_once() {
+        // What every Python SDK typed tool answers: the text, and the same value wrapped.
+        let answer = json!({
+            "content": [{"type": "text", "text": "7"}],
+            "structuredContent": {"result": 7},
+        });
+        assert_eq!(call(&answer), "7");
+        assert_eq!(call_structured(&answer), "{\n  \"result\": 7\n}");
+        // No text: the structured result is the answer.
+        let bare = json!({"content": [], "structuredContent": {"result": 7}});
+        assert_eq!(call(&bare), "{\n  \"result\": 7\n}");
+        let image = json!({
+            "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+            "structuredContent": {"ok": true},
+        });
+        assert_eq!(call(&image), "[image image/png, 3 bytes]\n{\n  \"ok\": true\n}");
+        // Asked for and absent: the content as usual.
+        assert_eq!(call_structured(&json!({"content": [{"type": "text", "text": "hi"}]})), "hi");
     }
 
     #[test]

@@ -54,6 +54,29 @@ fn list_resources_templates_prompts_over_stdio() {
     assert_eq!(json(&out)["prompts"][0]["name"], "poem");
 }
 
+/// A server that declares tools and nothing else (the flood fixture, flooding nothing).
+fn tools_only(args: &[&str]) -> (i32, String, String) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/flood_server.py");
+    let script = script.to_str().unwrap().to_owned();
+    let mut all = args.to_vec();
+    all.extend(["--", "python3", &script, "0"]);
+    mcpkit(&all)
+}
+
+#[test]
+fn a_list_the_server_does_not_offer_is_empty() {
+    for (kind, key) in
+        [("resources", "resources"), ("templates", "resourceTemplates"), ("prompts", "prompts")]
+    {
+        let (code, out, err) = tools_only(&["list", kind]);
+        assert_eq!(code, 0, "list {kind}: {err}");
+        assert_eq!(json(&out), serde_json::json!({ key: [] }), "list {kind}");
+    }
+    let (code, out, err) = tools_only(&["list", "tools"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tool_names(&json(&out)), ["still_here"]);
+}
+
 #[test]
 fn call_echo_with_json_and_with_arg() {
     let (code, out, err) = stdio(&["call", "echo", r#"{"text":"hello"}"#]);
@@ -212,6 +235,20 @@ fn complete_prompt_and_template_arguments() {
     let (code, _, err) = stdio(&["complete", "style"]);
     assert_eq!(code, 2);
     assert_eq!(err, "mcpkit: give --prompt NAME or --resource URI_TEMPLATE\n");
+}
+
+#[test]
+fn completion_context_arguments_are_sent() {
+    let (code, out, err) =
+        stdio(&["-v", "complete", "--prompt", "poem", "style", "li", "--context", "subject=rust"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["completion"]["values"][0], "limerick");
+    let sent =
+        err.lines().find(|l| l.contains("completion/complete")).expect("the request on the wire trace");
+    assert!(sent.contains(r#""context":{"arguments":{"subject":"rust"}}"#), "{sent}");
+    // A context argument without `=` is a usage error, before any server is started.
+    let (code, _, err) = stdio(&["complete", "--prompt", "poem", "style", "li", "--context", "subject"]);
+    assert_eq!(code, 2, "{err}");
 }
 
 /// The first line `mcpkit listen <args> -- mcpkit serve --stdio` prints (then it is killed).
