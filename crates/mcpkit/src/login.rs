@@ -129,7 +129,10 @@ impl Authorization {
             return None;
         }
         let url = redact_url(url);
-        let hint = format!("{url} requires authorization: run 'mcpkit login {url}'");
+        let hint = format!(
+            "{url} requires authorization: run 'mcpkit login {url}', or give a token or key with \
+             --header 'Authorization: Bearer TOKEN' (or `headers` in its config entry)"
+        );
         Some(match self.store.last_error() {
             Some(error) => format!("{hint} ({error})"),
             None => hint,

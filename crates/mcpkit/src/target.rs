@@ -39,6 +39,11 @@ pub(crate) struct TargetArgs {
     /// Speak only this protocol revision (no era detection).
     #[arg(long, value_name = "REV", help_heading = CONNECTION)]
     protocol_version: Option<ProtocolVersion>,
+    /// Send this HTTP header with every request, `'NAME: VALUE'` (repeatable): an API key, or
+    /// `'Authorization: Bearer TOKEN'` (then no stored login is used). Over a config entry's
+    /// `headers`, one of the same name replaces it. Values are never printed, not even with -v.
+    #[arg(long = "header", value_name = "'NAME: VALUE'", value_parser = parse_header, conflicts_with = "command", help_heading = CONNECTION)]
+    headers: Vec<(String, String)>,
     /// Print JSON (the default when stdout is not a terminal): results exactly as the server
     /// sent them; for `list`, the items of every page in one document.
     #[arg(long)]
@@ -236,6 +241,30 @@ fn http_config(
     Ok(config)
 }
 
+/// `--header`'s value: `NAME: VALUE` (the value trimmed, and possibly empty).
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once(':') else {
+        return Err("expected 'NAME: VALUE' (a colon between the header's name and its value)".into());
+    };
+    let name = name.trim();
+    HeaderName::from_bytes(name.as_bytes()).map_err(|_| format!("{name:?} is not a header name"))?;
+    let value = value.trim();
+    HeaderValue::from_str(value).map_err(|_| format!("the value of {name} is not a valid header value"))?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// `headers` with `given` over them, a name replacing one that differs only in case.
+fn with_headers(
+    mut headers: BTreeMap<String, String>,
+    given: &[(String, String)],
+) -> BTreeMap<String, String> {
+    for (name, value) in given {
+        headers.retain(|existing, _| !existing.eq_ignore_ascii_case(name));
+        headers.insert(name.clone(), value.clone());
+    }
+    headers
+}
+
 /// `--timeout`'s value: a number of seconds, more than 0 and at most [`MAX_TIMEOUT_SECS`].
 fn parse_timeout(text: &str) -> Result<Duration, String> {
     let secs: f64 = text.trim().parse().map_err(|_| "not a number of seconds".to_owned())?;
@@ -330,7 +359,11 @@ impl TargetArgs {
     fn target(&self) -> anyhow::Result<Target> {
         let timeout = self.timeout;
         if let Some(url) = &self.url {
-            return Ok(Target::Http(http_config(url, &BTreeMap::new(), timeout)?));
+            return Ok(Target::Http(http_config(
+                url,
+                &with_headers(BTreeMap::new(), &self.headers),
+                timeout,
+            )?));
         }
         if let Some((program, args)) = self.command.split_first() {
             return Ok(Target::Stdio {
@@ -351,9 +384,15 @@ impl TargetArgs {
             std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         match config_entry(&text, &path, name)? {
             ServerEntry::Http { url, headers } => Ok(Target::Http(
-                http_config(&url, &headers, timeout)
+                http_config(&url, &with_headers(headers, &self.headers), timeout)
                     .with_context(|| format!("server {name:?} in {}", path.display()))?,
             )),
+            ServerEntry::Stdio { .. } if !self.headers.is_empty() => {
+                bail!(
+                    "--header is for HTTP servers; server {name:?} in {} is a command (stdio)",
+                    path.display()
+                )
+            }
             ServerEntry::Stdio { command, args, env, cwd } => {
                 let mut cmd = StdioCommand::new(&command)
                     .args(args)
@@ -403,11 +442,30 @@ impl TargetArgs {
             }
             Target::Http(mut config) => {
                 let url = redact_url(&config.url);
+                let authorized = config.headers.contains_key(mcp_client::reqwest::header::AUTHORIZATION);
                 let auth = crate::login::attach(&mut config, &self.oauth).await?;
                 match builder.connect_http(config).await {
                     Ok(client) => client,
                     Err(e) => match auth.and_then(|a| a.login_hint(&url)) {
                         Some(hint) => bail!(hint),
+                        None if refused_authorization(&e) && authorized => {
+                            return Err(e).with_context(|| {
+                                format!(
+                                    "cannot connect to {url}: it refused the Authorization header given \
+                                     (with --header or in the config entry's `headers`)"
+                                )
+                            });
+                        }
+                        None if refused_authorization(&e) => {
+                            return Err(e).with_context(|| {
+                                format!(
+                                    "cannot connect to {url}: it refused the request's authorization; give a \
+                                     token or key with --header 'Authorization: Bearer TOKEN' (or the header \
+                                     its documentation names), set `headers` in its config entry, or run \
+                                     'mcpkit login {url}'"
+                                )
+                            });
+                        }
                         None => return Err(e).with_context(|| format!("cannot connect to {url}")),
                     },
                 }
@@ -415,6 +473,17 @@ impl TargetArgs {
         };
         Ok(client)
     }
+}
+
+/// Whether connecting failed on a `401` (or a `403`): the server wants credentials it did not get.
+fn refused_authorization(error: &mcp_client::ClientError) -> bool {
+    matches!(
+        error,
+        mcp_client::ClientError::Transport {
+            error: mcp_client::transport::TransportError::Http { status: 401 | 403, .. },
+            ..
+        }
+    )
 }
 
 impl TargetArgs {
@@ -446,6 +515,27 @@ mod tests {
 
     fn decode(value: Value) -> Result<ServerEntry, String> {
         ServerEntry::decode(&value)
+    }
+
+    #[test]
+    fn headers_are_name_colon_value_and_replace_by_name() {
+        assert_eq!(parse_header("X-Api-Key:  k1 ").unwrap(), ("X-Api-Key".to_owned(), "k1".to_owned()));
+        assert_eq!(parse_header("Authorization: Bearer a:b").unwrap().1, "Bearer a:b");
+        assert!(parse_header("no colon").unwrap_err().contains("'NAME: VALUE'"));
+        assert!(parse_header("bad name: v").is_err());
+        assert!(parse_header("X: line\nbreak").is_err());
+        let config = BTreeMap::from([
+            ("authorization".to_owned(), "old".to_owned()),
+            ("x".to_owned(), "1".to_owned()),
+        ]);
+        let merged = with_headers(config, &[("Authorization".to_owned(), "new".to_owned())]);
+        assert_eq!(
+            merged,
+            BTreeMap::from([
+                ("Authorization".to_owned(), "new".to_owned()),
+                ("x".to_owned(), "1".to_owned())
+            ])
+        );
     }
 
     #[test]

@@ -134,6 +134,48 @@ impl Running {
     }
 }
 
+/// The one line a command without a terminal prints when `url` needs a login.
+fn needs_login(url: &str) -> String {
+    format!(
+        "mcpkit: {url} requires authorization: run 'mcpkit login {url}', or give a token or key with \
+         --header 'Authorization: Bearer TOKEN' (or `headers` in its config entry)\n"
+    )
+}
+
+/// A token given with `--header` is the authorization: no login, no stored credentials, and
+/// never printed, not even on -v's wire trace. A refused one names the ways out.
+#[test]
+fn a_token_given_with_header_is_used_and_never_printed() {
+    let auth = AuthServer::start();
+    let (_server, url) = serve(&auth.issuer);
+    let temp = TempDir::new();
+    let credentials = temp.0.join("credentials");
+    let token = auth.mint("carol", &[&url]);
+    let bearer = format!("Authorization: Bearer {token}");
+    let listed = mcpkit(&credentials, &["-vv", "list", "tools", "--url", &url, "--header", &bearer]).finish();
+    assert_eq!(listed.status.code(), Some(0), "{}", listed.stderr);
+    let tools: serde_json::Value = serde_json::from_str(listed.stdout.trim()).unwrap();
+    assert!(tools["tools"].as_array().is_some_and(|t| !t.is_empty()), "{}", listed.stdout);
+    assert!(!listed.stderr.contains(&token), "the token was printed:\n{}", listed.stderr);
+    assert!(listed.stderr.contains("-> {"), "-vv shows the wire: {}", listed.stderr);
+    assert_eq!(auth.record().authorizations, 0, "no login flow");
+    assert!(!credentials.exists() || json_files(&credentials).is_empty(), "nothing stored");
+
+    // A token the server refuses: the error says which header was refused (a login would not
+    // help: the header given replaces it), and still not the token.
+    let wrong = "Authorization: Bearer not-a-token";
+    let refused = mcpkit(&credentials, &["list", "tools", "--url", &url, "--header", wrong]).finish();
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+    assert!(refused.stderr.contains("refused the Authorization header given"), "{}", refused.stderr);
+    assert!(!refused.stderr.contains("mcpkit login"), "{}", refused.stderr);
+    assert!(!refused.stderr.contains("not-a-token"), "{}", refused.stderr);
+
+    // Malformed: a usage error before anything is sent.
+    let malformed = mcpkit(&credentials, &["list", "tools", "--url", &url, "--header", "no colon"]).finish();
+    assert_eq!(malformed.status.code(), Some(2), "{}", malformed.stderr);
+    assert!(malformed.stderr.contains("'NAME: VALUE'"), "{}", malformed.stderr);
+}
+
 /// A plain HTTP/1.1 GET (no redirect following): the status and the raw answer.
 fn get(url: &Url) -> (u16, String) {
     let authority = format!("{}:{}", url.host_str().unwrap(), url.port().unwrap());
@@ -182,7 +224,7 @@ fn login_then_list_then_logout() {
     // Without a login, a command without a terminal fails with one line saying what to do.
     let before = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
     assert_eq!(before.status.code(), Some(2), "{}", before.stderr);
-    assert_eq!(before.stderr, format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'\n"));
+    assert_eq!(before.stderr, needs_login(&url));
     assert_eq!(auth.record().authorizations, 0);
 
     // Login: the URL is printed, the test is the browser.
@@ -272,7 +314,7 @@ fn login_then_list_then_logout() {
     assert!(again.stdout.starts_with(&format!("not logged in to {url}")), "{}", again.stdout);
     let after = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
     assert_eq!(after.status.code(), Some(2), "{}", after.stderr);
-    assert_eq!(after.stderr, format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'\n"));
+    assert_eq!(after.stderr, needs_login(&url));
     assert_eq!(auth.record().authorizations, 1);
 }
 
