@@ -272,6 +272,9 @@ pub(crate) fn parse_arg(value: &str) -> Value {
 fn tool_arguments(json: Option<&str>, args: &[String]) -> anyhow::Result<(Value, Vec<(String, String)>)> {
     let mut map = match json {
         None => Map::new(),
+        Some(text) if text.contains("://") && serde_json::from_str::<Value>(text).is_err() => {
+            bail!("{text:?} is not JSON arguments: a server at a URL is given with --url {text}")
+        }
         Some(text) => match serde_json::from_str(text).context("invalid JSON arguments")? {
             Value::Object(map) => map,
             Value::Null => Map::new(),

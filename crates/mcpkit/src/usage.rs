@@ -20,10 +20,39 @@ pub(crate) fn report(error: &clap::Error, command: &Command, args: &[OsString]) 
             ExitCode::from(2)
         }
         _ => {
-            eprintln!("mcpkit: {} (see '{} --help')", one_line(error), command_path(command, args));
+            let path = command_path(command, args);
+            match target_hint(error, &path) {
+                Some(hint) => eprintln!("mcpkit: {} ({hint})", one_line(error)),
+                None => eprintln!("mcpkit: {} (see '{path} --help')", one_line(error)),
+            }
             ExitCode::from(2)
         }
     }
+}
+
+/// The client commands, which take a server as `--url`, `--server` or a command after `--`.
+const CLIENT_COMMANDS: [&str; 7] = ["info", "list", "call", "read", "prompt", "complete", "listen"];
+
+/// For a server given where a client command takes none (`mcpkit list tools http://…`,
+/// `mcpkit list tools npx …`): how to give it.
+fn target_hint(error: &clap::Error, path: &str) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let command = path.split(' ').nth(1)?;
+    if !CLIENT_COMMANDS.contains(&command) {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) else { return None };
+    if arg.starts_with('-') {
+        return None;
+    }
+    Some(if arg.contains("://") {
+        format!("a server at a URL is given with --url: '{path} … --url {arg}'")
+    } else {
+        format!("a server's command line goes after --: '{path} … -- {arg} …'")
+    })
 }
 
 /// The error's message on one line: its first paragraph (what is wrong, with the possible
@@ -89,6 +118,28 @@ mod tests {
         assert_eq!(command_path(&command, &args(&["mcpkit", "-v", "list", "--json"])), "mcpkit list");
         assert_eq!(command_path(&command, &args(&["mcpkit", "nope", "list"])), "mcpkit");
         assert_eq!(command_path(&command, &args(&["mcpkit", "--", "list"])), "mcpkit");
+    }
+
+    #[test]
+    fn a_server_given_as_a_positional_gets_a_hint() {
+        let command = Command::new("mcpkit").subcommand(
+            Command::new("list")
+                .arg(clap::Arg::new("kind").required(true))
+                .arg(clap::Arg::new("url").long("url")),
+        );
+        let hint = |line: &[&str]| {
+            let error = command.clone().try_get_matches_from(line).unwrap_err();
+            target_hint(&error, &command_path(&command, &args(line)))
+        };
+        assert_eq!(
+            hint(&["mcpkit", "list", "tools", "http://h/mcp"]).as_deref(),
+            Some("a server at a URL is given with --url: 'mcpkit list … --url http://h/mcp'")
+        );
+        assert_eq!(
+            hint(&["mcpkit", "list", "tools", "npx", "-y"]).as_deref(),
+            Some("a server's command line goes after --: 'mcpkit list … -- npx …'")
+        );
+        assert_eq!(hint(&["mcpkit", "list", "tools", "--nope"]), None);
     }
 
     #[test]

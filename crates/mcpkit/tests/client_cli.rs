@@ -238,6 +238,20 @@ fn complete_prompt_and_template_arguments() {
 }
 
 #[test]
+fn a_server_given_as_a_positional_is_refused_with_a_hint() {
+    for (line, hint) in [
+        (&["list", "tools", "http://127.0.0.1:1/mcp"][..], "--url http://127.0.0.1:1/mcp"),
+        (&["list", "tools", "npx", "-y", "server"][..], "-- npx"),
+        (&["call", "echo", "http://127.0.0.1:1/mcp"][..], "--url http://127.0.0.1:1/mcp"),
+    ] {
+        let (code, out, err) = mcpkit(line);
+        assert_eq!(code, 2, "{line:?}: {err}");
+        assert!(out.is_empty(), "{line:?}: {out}");
+        assert!(err.contains(hint) && err.lines().count() == 1, "{line:?}: {err}");
+    }
+}
+
+#[test]
 fn completion_context_arguments_are_sent() {
     let (code, out, err) =
         stdio(&["-v", "complete", "--prompt", "poem", "style", "li", "--context", "subject=rust"]);
