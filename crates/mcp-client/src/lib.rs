@@ -45,7 +45,8 @@
 //!   codes and the bodies of authorization requests never are. Enable it with, for example,
 //!   `RUST_LOG=mcp_client::wire=trace`; when it is off, nothing is formatted.
 //! * `transport::stdio::STDERR_TARGET` (`mcp_client::server_stderr`, level `info`): the lines
-//!   a stdio server writes to its stderr.
+//!   a stdio server writes to its stderr; `transport::stdio::STDERR_END_TARGET` (level `debug`)
+//!   once it ends.
 //! * `mcp_client` and `mcp_client::auth`: the client's own diagnostics.
 #![warn(missing_docs)]
 

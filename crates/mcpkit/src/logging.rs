@@ -10,7 +10,7 @@ use std::fmt;
 use std::io::IsTerminal;
 
 use mcp_client::WIRE_TARGET;
-use mcp_client::transport::stdio::STDERR_TARGET;
+use mcp_client::transport::stdio::{STDERR_END_TARGET, STDERR_TARGET};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
@@ -36,22 +36,36 @@ fn from_env() -> Option<EnvFilter> {
 /// Sets up diagnostics for a client command (`info`, `list`, `call`, ...): nothing without `-v`
 /// or `RUST_LOG`, so that a failure prints exactly one line.
 pub(crate) fn init_client(verbose: u8) {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let directives = client_directives(verbose);
     let filter = match from_env() {
-        Some(filter) => filter,
-        None if directives.is_empty() => return,
-        None => EnvFilter::new("off"),
+        Some(filter) => Some(filter),
+        None if directives.is_empty() => None,
+        None => Some(EnvFilter::new("off")),
     };
-    let filter = directives.iter().fold(filter, |filter, directive| match directive.parse() {
-        Ok(directive) => filter.add_directive(directive),
-        Err(_) => filter,
+    // -vv prints them as they come (`client_directives`); RUST_LOG alone may not.
+    let shown = verbose >= 2;
+    let printed = filter.map(|filter| {
+        let filter = directives.iter().fold(filter, |filter, directive| match directive.parse() {
+            Ok(directive) => filter.add_directive(directive),
+            Err(_) => filter,
+        });
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::stderr().is_terminal())
+            .event_format(CliFormat { inner: format::Format::default() })
+            .with_filter(filter)
     });
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(filter)
-        .event_format(CliFormat { inner: format::Format::default() })
-        .try_init();
+    // A stdio server's stderr is kept (its last lines) whatever the verbosity: when it exits
+    // while connecting, they say why.
+    let tail = tail::StderrTail::new(shown).with_filter(
+        tracing_subscriber::filter::Targets::new()
+            .with_target(STDERR_TARGET, tracing::Level::INFO)
+            .with_target(STDERR_END_TARGET, tracing::Level::DEBUG),
+    );
+    let _ = tracing_subscriber::registry().with(printed).with(tail).try_init();
 }
 
 /// How `serve` and `gateway` write their diagnostics.
@@ -117,6 +131,8 @@ pub(crate) fn init_server(verbose: u8, log: &ServerLogArgs) {
 
 /// The wire trace as bare lines, a stdio server's stderr as `[stderr] <line>`, anything else in
 /// tracing-subscriber's usual form.
+pub(crate) mod tail;
+
 struct CliFormat {
     inner: format::Format,
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow, bail};
 use mcp_client::transport::TransportError;
 use mcp_client::transport::http::{HeaderName, HeaderValue, HttpConfig};
-use mcp_client::transport::stdio::{STDERR_TARGET, StdioCommand};
+use mcp_client::transport::stdio::StdioCommand;
 use mcp_client::{Client, ClientBuilder, ClientError};
 use mcp_types::ProtocolVersion;
 use serde_json::{Map, Value};
@@ -314,6 +314,9 @@ fn start_failure(error: &ClientError, display: &str) -> Option<String> {
 
 /// The one line saying why a child process could not be started or did not answer: which
 /// program, and what to do about it.
+/// How long the error of a server that exited while connecting waits for the end of its stderr.
+const STDERR_WAIT: Duration = Duration::from_millis(500);
+
 fn stdio_failure(
     error: &ClientError,
     display: &str,
@@ -342,12 +345,8 @@ fn stdio_failure(
     }
     // The server exited (or stopped reading) during the handshake: its stderr says why.
     let gone = matches!(error, ClientError::Transport { .. });
-    let hint = if gone && !tracing::enabled!(target: STDERR_TARGET, tracing::Level::INFO) {
-        " (its stderr: run with -vv)"
-    } else {
-        ""
-    };
-    anyhow!("cannot connect to {display}: {error}{hint}")
+    let told = if gone { crate::logging::tail::describe(STDERR_WAIT) } else { None };
+    anyhow!("cannot connect to {display}: {error}{}", told.unwrap_or_default())
 }
 
 impl TargetArgs {

@@ -440,14 +440,19 @@ fn passwords_in_urls_are_not_printed() {
 
 #[test]
 fn a_server_that_exits_while_connecting_points_to_its_stderr() {
+    // Its stderr's last lines are in the error, without -vv.
     let (code, _, err) = mcpkit(&["info", "--", BIN, "serve", "--no-such-flag"]);
     assert_eq!(code, 2);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.trim_end().ends_with("(its stderr: run with -vv)"), "{err}");
-    // With -vv its stderr is shown: no hint.
+    assert!(err.starts_with("mcpkit: cannot connect to "), "{err}");
+    assert!(err.contains("its stderr ended with:") && err.contains("--no-such-flag"), "{err}");
+    // A server that says nothing: the error says so.
+    let (code, _, err) = mcpkit(&["info", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("it wrote nothing on its stderr"), "{err}");
+    // With -vv its stderr was shown as it came: not repeated in the error.
     let (code, _, err) = mcpkit(&["-vv", "info", "--", BIN, "serve", "--no-such-flag"]);
     assert_eq!(code, 2);
-    assert!(!err.contains("run with -vv"), "{err}");
+    assert!(err.contains("[stderr] ") && !err.contains("its stderr ended with"), "{err}");
 }
 
 #[test]

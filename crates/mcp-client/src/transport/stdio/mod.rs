@@ -60,7 +60,7 @@ use super::{BoxFuture, Inbound, InboundSender, Outgoing, Transport, TransportErr
 use mcp_types::{ProtocolVersion, RequestId};
 
 pub use command::{RestartPolicy, StdioCommand};
-pub use stderr::STDERR_TARGET;
+pub use stderr::{STDERR_END_TARGET, STDERR_TARGET};
 
 /// A client transport talking to an MCP server run as a child process.
 ///

@@ -5,6 +5,10 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 /// The tracing target of the lines a server writes to its stderr.
 pub const STDERR_TARGET: &str = "mcp_client::server_stderr";
 
+/// The tracing target of the one event (level `debug`) that says a server's stderr ended (it
+/// exited, or closed it): every line it wrote has been logged under [`STDERR_TARGET`] by then.
+pub const STDERR_END_TARGET: &str = "mcp_client::server_stderr_end";
+
 /// The longest stderr line logged, in bytes; the rest of a longer line is dropped.
 pub(crate) const MAX_STDERR_LINE: usize = 8 * 1024;
 
@@ -88,6 +92,7 @@ pub(crate) async fn drain(mut stderr: impl AsyncRead + Unpin, server: String, pi
         }
     }
     lines.finish(&mut log);
+    tracing::debug!(target: STDERR_END_TARGET, server = %server, pid, "the server's stderr ended");
 }
 
 #[cfg(test)]
