@@ -50,6 +50,16 @@ pub(crate) enum ClientCommand {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Show a tool in full: its signature, description, annotations and schemas.
+    #[command(
+        after_help = "Examples:\n  mcpkit describe add -- mcpkit serve --stdio\n  mcpkit describe read_text_file --server files --json   # the definition as the server sent it"
+    )]
+    Describe {
+        /// The tool's name.
+        tool: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
     /// Call a tool. Exits 1 when the tool reports an error (`isError: true`).
     #[command(
         after_help = "Examples:\n  mcpkit call echo --arg text=hello -- mcpkit serve --stdio\n  mcpkit call add '{\"a\": 1, \"b\": 2}' --url http://127.0.0.1:8080/mcp\n  mcpkit call countdown --arg seconds=3 --progress -- mcpkit serve --stdio"
@@ -201,6 +211,7 @@ fn span_name(command: &ClientCommand) -> String {
         ClientCommand::Call { tool, .. } => format!("tools/call {tool}"),
         ClientCommand::Info { .. } => "mcpkit info".to_owned(),
         ClientCommand::List { .. } => "mcpkit list".to_owned(),
+        ClientCommand::Describe { .. } => "mcpkit describe".to_owned(),
         ClientCommand::Read { .. } => "resources/read".to_owned(),
         ClientCommand::Prompt { .. } => "prompts/get".to_owned(),
         ClientCommand::Complete { .. } => "completion/complete".to_owned(),
@@ -220,6 +231,7 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
     match command {
         ClientCommand::Info { target }
         | ClientCommand::List { target, .. }
+        | ClientCommand::Describe { target, .. }
         | ClientCommand::Call { target, .. }
         | ClientCommand::Read { target, .. }
         | ClientCommand::Prompt { target, .. }
@@ -237,6 +249,7 @@ fn interaction_of(command: &ClientCommand) -> Option<&InteractionArgs> {
         | ClientCommand::Prompt { interaction, .. } => Some(interaction),
         ClientCommand::Info { .. }
         | ClientCommand::List { .. }
+        | ClientCommand::Describe { .. }
         | ClientCommand::Complete { .. }
         | ClientCommand::Listen { .. } => None,
     }
@@ -446,6 +459,14 @@ async fn execute(
                 ListKind::Prompts => json!({ "prompts": client.list_all_prompts().await? }),
             };
             output::print(json, &value, output::list)?;
+        }
+        ClientCommand::Describe { tool, .. } => {
+            let tools = client.list_all_tools().await?;
+            let Some(found) = tools.iter().find(|t| &t.name == tool) else {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                bail!("the server has no tool named {tool:?} (it has: {})", names.join(", "));
+            };
+            output::print(json, &serde_json::to_value(found)?, output::tool)?;
         }
         ClientCommand::Call { tool, interaction, target, structured, .. } => {
             let (mut arguments, typed) = call_arguments;

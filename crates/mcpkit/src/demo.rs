@@ -168,9 +168,7 @@ pub(crate) fn server(
             echo,
         )
         .add_tool(
-            Tool::without_arguments("add")
-                .with_description("Add two numbers (structured output)")
-                .with_annotations(read_only),
+            Tool::without_arguments("add").with_description("Add two numbers").with_annotations(read_only),
             add,
         )
         .add("countdown", "Count down, reporting progress each second; cancellable", countdown)

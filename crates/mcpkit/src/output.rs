@@ -129,8 +129,134 @@ fn describe(item: &Value) -> String {
     }
 }
 
+/// The longest signature `list tools` shows (`describe` shows the whole schema).
+const SIGNATURE_WIDTH: usize = 72;
+
+/// A tool's signature from its input schema, `name(required: type, [optional: type])` — the
+/// required arguments first, in the order `required` lists them.
+pub(crate) fn signature(tool: &Value) -> String {
+    let name = str_of(tool, "name").unwrap_or("?");
+    let schema = tool.get("inputSchema");
+    let required: Vec<&str> = schema
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parameters = Vec::new();
+    if let Some(properties) = schema.and_then(|s| s.get("properties")).and_then(Value::as_object) {
+        for key in &required {
+            if let Some(property) = properties.get(*key) {
+                parameters.push(format!("{key}: {}", type_of(property)));
+            }
+        }
+        for (key, property) in properties {
+            if !required.contains(&key.as_str()) {
+                parameters.push(format!("[{key}: {}]", type_of(property)));
+            }
+        }
+    }
+    let mut text = format!("{name}(");
+    for (i, parameter) in parameters.iter().enumerate() {
+        let separator = if i == 0 { "" } else { ", " };
+        if text.chars().count() + separator.len() + parameter.chars().count() + 1 > SIGNATURE_WIDTH {
+            text.push_str(separator);
+            text.push('…');
+            break;
+        }
+        text.push_str(separator);
+        text.push_str(parameter);
+    }
+    text.push(')');
+    text
+}
+
+/// A property's type as a signature shows it: `string`, `number[]`, `"a"|"b"`, `string|null`.
+fn type_of(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        let mut shown: Vec<String> = values.iter().take(4).map(Value::to_string).collect();
+        if values.len() > 4 {
+            shown.push("…".to_owned());
+        }
+        return shown.join("|");
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "array" => {
+            schema.get("items").map_or_else(|| "array".to_owned(), |items| format!("{}[]", type_of(items)))
+        }
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => types.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
+        _ => match schema.get("anyOf").or_else(|| schema.get("oneOf")).and_then(Value::as_array) {
+            Some(choices) => choices.iter().map(type_of).collect::<Vec<_>>().join("|"),
+            None if schema.get("$ref").is_some() => "object".to_owned(),
+            None => "any".to_owned(),
+        },
+    }
+}
+
+/// What a tool's annotations and output schema say, for `list tools`: `read-only`,
+/// `destructive`, `idempotent`, `structured output`.
+fn tool_notes(tool: &Value) -> Vec<&'static str> {
+    let annotations = tool.get("annotations");
+    let hint = |name: &str| annotations.and_then(|a| a.get(name)).and_then(Value::as_bool);
+    let mut notes = Vec::new();
+    if hint("readOnlyHint") == Some(true) {
+        notes.push("read-only");
+    } else if hint("destructiveHint") == Some(true) {
+        notes.push("destructive");
+    }
+    if hint("idempotentHint") == Some(true) {
+        notes.push("idempotent");
+    }
+    if tool.get("outputSchema").is_some() {
+        notes.push("structured output");
+    }
+    notes
+}
+
+/// `describe TOOL`: the signature, the description, the annotations and the schemas.
+pub(crate) fn tool(tool: &Value) -> String {
+    let mut out = signature(tool);
+    out.push('\n');
+    if let Some(title) = str_of(tool, "title") {
+        out.push_str(&format!("  {title}\n"));
+    }
+    for line in str_of(tool, "description").unwrap_or("").lines() {
+        out.push_str(&format!("  {line}\n"));
+    }
+    let notes = tool_notes(tool);
+    if !notes.is_empty() {
+        out.push_str(&format!("  ({})\n", notes.join(", ")));
+    }
+    if let Some(annotations) =
+        tool.get("annotations").filter(|a| a.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        out.push_str(&format!("annotations: {annotations}\n"));
+    }
+    out.push_str(&format!("input schema:\n{}\n", pretty(tool.get("inputSchema").unwrap_or(&Value::Null))));
+    if let Some(output) = tool.get("outputSchema") {
+        out.push_str(&format!("output schema:\n{}\n", pretty(output)));
+    }
+    out
+}
+
 /// `list tools|resources|templates|prompts`.
 pub(crate) fn list(value: &Value) -> String {
+    if let Some(tools) = value.get("tools").and_then(Value::as_array) {
+        // Each tool's signature, then what it does and what its annotations say.
+        let rows: Vec<(String, String)> = tools
+            .iter()
+            .map(|tool| {
+                let notes = tool_notes(tool);
+                let mut text = describe(tool);
+                if !notes.is_empty() {
+                    let notes = notes.join(", ");
+                    text = if text.is_empty() { format!("({notes})") } else { format!("{text} ({notes})") };
+                }
+                (signature(tool), text)
+            })
+            .collect();
+        return if rows.is_empty() { "(none)\n".to_owned() } else { table(&rows) };
+    }
     let (items, key) = if let Some(items) = value.get("tools") {
         (items, "name")
     } else if let Some(items) = value.get("resources") {
@@ -326,8 +452,46 @@ mod tests {
             {"name": "echo", "description": "Say it back"},
             {"name": "countdown", "title": "Countdown", "description": "Count\nsecond line"},
         ]}));
-        assert_eq!(text, "echo       Say it back\ncountdown  Countdown — Count\n");
+        assert_eq!(text, "echo()       Say it back\ncountdown()  Countdown — Count\n");
         assert_eq!(list(&json!({"prompts": []})), "(none)\n");
+    }
+
+    #[test]
+    fn tools_are_listed_with_their_signatures_and_annotations() {
+        let read = json!({
+            "name": "read_text_file",
+            "description": "Read a file",
+            "inputSchema": {"type": "object", "required": ["path"], "properties": {
+                "tail": {"type": "number"}, "head": {"type": "number"}, "path": {"type": "string"}}},
+            "annotations": {"readOnlyHint": true},
+        });
+        assert_eq!(signature(&read), "read_text_file(path: string, [head: number], [tail: number])");
+        let odd = json!({"name": "odd", "inputSchema": {"type": "object", "required": ["mode", "tags"], "properties": {
+            "mode": {"enum": ["fast", "slow"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "when": {"type": ["integer", "null"]},
+            "thing": {"$ref": "#/$defs/Thing"},
+            "free": {},
+        }}, "outputSchema": {"type": "object"}, "annotations": {"destructiveHint": true, "idempotentHint": true}});
+        // Cut where it would pass the width, with an ellipsis: `describe` shows the rest.
+        assert_eq!(signature(&odd), r#"odd(mode: "fast"|"slow", tags: string[], [free: any], …)"#);
+        let properties = &odd["inputSchema"]["properties"];
+        assert_eq!(type_of(&properties["note"]), "string|null");
+        assert_eq!(type_of(&properties["when"]), "integer|null");
+        assert_eq!(type_of(&properties["thing"]), "object");
+        assert_eq!(type_of(&json!({"enum": [1, 2, 3, 4, 5]})), "1|2|3|4|…");
+        let text = list(&json!({"tools": [read, odd]}));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].ends_with("  Read a file (read-only)"), "{text}");
+        assert!(lines[1].ends_with("(destructive, idempotent, structured output)"), "{text}");
+        let described = tool(&odd);
+        assert!(described.starts_with("odd(mode: "), "{described}");
+        assert!(
+            described.contains("\ninput schema:\n{") && described.contains("\noutput schema:\n{"),
+            "{described}"
+        );
+        assert!(described.contains("\"when\""), "the whole schema: {described}");
     }
 
     #[test]
@@ -375,7 +539,7 @@ mod tests {
             {"name": "two\nlines\x1b[2J", "description": "ok\r\x1b]0;title\x07"},
             {"name": "b"},
         ]}));
-        assert_eq!(text, "two\\u{a}lines\\u{1b}[2J  ok\\u{d}\\u{1b}]0;title\\u{7}\nb\n");
+        assert_eq!(text, "two\\u{a}lines\\u{1b}[2J()  ok\\u{d}\\u{1b}]0;title\\u{7}\nb()\n");
     }
 
     #[test]

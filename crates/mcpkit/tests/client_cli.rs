@@ -252,6 +252,19 @@ fn a_server_given_as_a_positional_is_refused_with_a_hint() {
 }
 
 #[test]
+fn describe_shows_one_tool_whole() {
+    let (code, out, err) = stdio(&["describe", "add"]);
+    assert_eq!(code, 0, "{err}");
+    let tool = json(&out);
+    assert_eq!(tool["name"], "add");
+    assert_eq!(tool["inputSchema"]["required"], serde_json::json!(["a", "b"]));
+    assert_eq!(tool["outputSchema"]["properties"]["sum"]["type"], "number");
+    let (code, out, err) = stdio(&["describe", "nope"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains(r#"no tool named "nope""#) && err.contains("echo, add"), "{err}");
+}
+
+#[test]
 fn completion_context_arguments_are_sent() {
     let (code, out, err) =
         stdio(&["-v", "complete", "--prompt", "poem", "style", "li", "--context", "subject=rust"]);

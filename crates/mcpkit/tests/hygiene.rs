@@ -242,7 +242,7 @@ fn server_text_reaches_the_terminal_escaped() {
             "{what}: {text:?}"
         );
     }
-    assert!(list.starts_with("show  clip"), "{list:?}");
+    assert!(list.starts_with("show()  clip"), "{list:?}");
     assert!(error.starts_with("mcpkit: ") && error.contains("boom clip"), "{error:?}");
 }
 
