@@ -139,6 +139,12 @@ struct ServeArgs {
     /// or just PORT on 127.0.0.1. Port 0 picks a free port; `listening on URL` tells which.
     #[arg(long, value_name = "ADDR")]
     http: Option<String>,
+    /// Also accept requests whose Host is NAME (repeatable): the name or address clients reach
+    /// this server by, when it is not a loopback one (`*`: any Host and Origin — no protection
+    /// against DNS rebinding). Without it only loopback names are accepted (and 0.0.0.0 or [::]
+    /// when bound to every interface).
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+    allow_host: Vec<String>,
     #[command(flatten)]
     auth: auth::AuthArgs,
     #[command(flatten)]
@@ -150,6 +156,51 @@ struct ServeArgs {
     /// refusal goes to the audit log on stderr.
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
+}
+
+/// Widens the Host and Origin allowlists of a server bound to `addr`: its own unspecified
+/// address when bound to every interface (the URL it prints), and each `--allow-host` name (`*`
+/// lifts both checks). The note to print when bound to every interface with no name given.
+fn allow_hosts(
+    config: &mut mcp_http::HttpConfig,
+    addr: std::net::SocketAddr,
+    allow: &[String],
+) -> Option<String> {
+    let port = addr.port();
+    let mut add = |host: String| {
+        for scheme in ["http", "https"] {
+            config.allowed_origins.push(format!("{scheme}://{host}"));
+        }
+        config.allowed_hosts.push(host);
+    };
+    if addr.ip().is_unspecified() {
+        add(addr.to_string());
+    }
+    if allow.iter().any(|name| name == "*") {
+        config.allowed_hosts.clear();
+        config.allowed_origins.clear();
+        return None;
+    }
+    for name in allow {
+        // A name with its port as given; without one, at the port served (and as given, for a
+        // proxy in front on the default port).
+        let bare = name.trim_start_matches('[').trim_end_matches(']');
+        let has_port = name.starts_with('[') && name.contains("]:")
+            || (!name.starts_with('[') && bare.contains(':') && bare.matches(':').count() == 1);
+        if has_port {
+            add(name.clone());
+        } else {
+            let host = if bare.contains(':') { format!("[{bare}]") } else { bare.to_owned() };
+            add(format!("{host}:{port}"));
+            add(host);
+        }
+    }
+    (addr.ip().is_unspecified() && allow.is_empty()).then(|| {
+        format!(
+            "note: serving every interface, but only loopback names and {addr} are accepted as Host; \
+             add --allow-host NAME for each name clients use (or '*' for any)"
+        )
+    })
 }
 
 /// `mcpkit serve` parsed alone: the same global `-v` and the same `serve` arguments as [`Cli`],
@@ -315,14 +366,18 @@ fn serve_on(
                     return ExitCode::from(2);
                 }
             };
-            let config = match args.auth.http_config(bound.local_addr()) {
+            let mut config = match args.auth.http_config(bound.local_addr()) {
                 Ok(config) => config,
                 Err(e) => {
                     eprintln!("mcpkit: {e}");
                     return ExitCode::from(2);
                 }
             };
+            let note = allow_hosts(&mut config, bound.local_addr(), &args.allow_host);
             eprintln!("listening on http://{}/mcp", bound.local_addr());
+            if let Some(note) = note {
+                eprintln!("{note}");
+            }
             if let Some(auth) = &config.auth {
                 eprintln!(
                     "authorization: tokens from {} for {} (metadata at {})",
@@ -398,7 +453,7 @@ mod tests {
 
     use clap::{CommandFactory, Parser};
 
-    use super::{Cli, Command, ServeCli, parse_serve_alone};
+    use super::{Cli, Command, ServeCli, allow_hosts, parse_serve_alone};
 
     fn argv(line: &str) -> Vec<OsString> {
         line.split_whitespace().map(OsString::from).collect()
@@ -406,6 +461,33 @@ mod tests {
 
     /// The short parser and the full one define `-v` and `serve`'s arguments identically, and
     /// agree on every `serve` command line the short one accepts.
+    #[test]
+    fn hosts_are_allowed_as_asked() {
+        let local: std::net::SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        let mut config = mcp_http::HttpConfig::for_bind(local);
+        assert_eq!(
+            allow_hosts(&mut config, local, &["mcp.example.com".into(), "10.0.0.5:9000".into()]),
+            None
+        );
+        for host in ["localhost:8080", "mcp.example.com:8080", "mcp.example.com", "10.0.0.5:9000"] {
+            assert!(config.allowed_hosts.iter().any(|h| h == host), "{host}: {:?}", config.allowed_hosts);
+        }
+        assert!(config.allowed_origins.iter().any(|o| o == "https://mcp.example.com:8080"));
+        let every: std::net::SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let mut config = mcp_http::HttpConfig::for_bind(every);
+        let note = allow_hosts(&mut config, every, &[]).expect("a note");
+        assert!(note.contains("--allow-host"), "{note}");
+        assert!(config.allowed_hosts.iter().any(|h| h == "0.0.0.0:8080"), "the URL it prints");
+        let mut config = mcp_http::HttpConfig::for_bind(every);
+        allow_hosts(&mut config, every, &["*".into()]);
+        assert!(config.allowed_hosts.is_empty() && config.allowed_origins.is_empty());
+        let mut config = mcp_http::HttpConfig::for_bind(local);
+        allow_hosts(&mut config, local, &["::1".into(), "[fe80::1]:9".into()]);
+        for host in ["[::1]:8080", "[fe80::1]:9"] {
+            assert!(config.allowed_hosts.iter().any(|h| h == host), "{host}: {:?}", config.allowed_hosts);
+        }
+    }
+
     #[test]
     fn serve_alone_parses_as_the_full_command_does() {
         let full = Cli::command();

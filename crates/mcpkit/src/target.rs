@@ -465,7 +465,10 @@ impl TargetArgs {
                                 )
                             });
                         }
-                        None => return Err(e).with_context(|| format!("cannot connect to {url}")),
+                        None => {
+                            let hint = endpoint_hint(&e, &url);
+                            return Err(e).with_context(|| format!("cannot connect to {url}{hint}"));
+                        }
                     },
                 }
             }
@@ -474,15 +477,32 @@ impl TargetArgs {
     }
 }
 
-/// Whether connecting failed on a `401` (or a `403`): the server wants credentials it did not get.
-fn refused_authorization(error: &mcp_client::ClientError) -> bool {
-    matches!(
-        error,
+/// The HTTP status connecting failed on, and whether the answer challenged for credentials.
+fn refused_with(error: &mcp_client::ClientError) -> Option<(u16, bool)> {
+    match error {
         mcp_client::ClientError::Transport {
-            error: mcp_client::transport::TransportError::Http { status: 401 | 403, .. },
+            error: mcp_client::transport::TransportError::Http { status, www_authenticate, .. },
             ..
+        } => Some((*status, www_authenticate.is_some())),
+        _ => None,
+    }
+}
+
+/// Whether connecting failed on a `401` (or a `403` with a challenge): the server wants
+/// credentials it did not get. (A `403` without one is another refusal: a `Host` not allowed.)
+fn refused_authorization(error: &mcp_client::ClientError) -> bool {
+    matches!(refused_with(error), Some((401, _)) | Some((403, true)))
+}
+
+/// For a `404` on a URL whose path is not the usual endpoint: where the endpoint usually is.
+fn endpoint_hint(error: &mcp_client::ClientError, url: &str) -> &'static str {
+    let path = mcp_client::reqwest::Url::parse(url).map(|u| u.path().to_owned()).unwrap_or_default();
+    match refused_with(error) {
+        Some((404, _)) if !matches!(path.as_str(), "/mcp" | "/mcp/" | "/sse") => {
+            " (is the endpoint /mcp? most servers serve MCP there)"
         }
-    )
+        _ => "",
+    }
 }
 
 impl TargetArgs {

@@ -251,6 +251,36 @@ fn a_server_given_as_a_positional_is_refused_with_a_hint() {
     }
 }
 
+/// The status of a `ping` POSTed to `url` with `host` as its Host header.
+fn status_with_host(url: &str, host: &str) -> String {
+    use std::io::{Read, Write};
+    let address = url.trim_start_matches("http://").split('/').next().unwrap();
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn serve_accepts_the_hosts_it_is_told_to() {
+    let plain = serve_http(&[]);
+    let port = plain.url().rsplit(':').next().unwrap().split('/').next().unwrap().to_owned();
+    assert!(status_with_host(plain.url(), &format!("mcp.test:{port}")).contains(" 403 "));
+    let widened = serve_http(&["--allow-host", "mcp.test"]);
+    let port = widened.url().rsplit(':').next().unwrap().split('/').next().unwrap().to_owned();
+    let status = status_with_host(widened.url(), &format!("mcp.test:{port}"));
+    assert!(!status.contains(" 403 ") && status.starts_with("HTTP/1.1 "), "{status}");
+    assert!(status_with_host(widened.url(), "other.test").contains(" 403 "));
+}
+
 #[test]
 fn describe_shows_one_tool_whole() {
     let (code, out, err) = stdio(&["describe", "add"]);

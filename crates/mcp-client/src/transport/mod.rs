@@ -164,6 +164,29 @@ impl std::fmt::Debug for Credential {
     }
 }
 
+/// What a refusal's body says, for the error's message: a JSON-RPC error's `message`, or the
+/// first line of a text body (at most 200 characters); `None` when it says nothing readable.
+fn http_reason(content_type: Option<&str>, body: &[u8]) -> Option<String> {
+    const MAX: usize = 200;
+    let json = content_type.is_some_and(|t| t.starts_with("application/json"));
+    if json {
+        let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+        let message = value.get("error")?.get("message")?.as_str()?;
+        return Some(message.chars().take(MAX).collect());
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    // An HTML error page says nothing useful on one line.
+    if line.starts_with('<') {
+        return None;
+    }
+    let mut reason: String = line.chars().take(MAX).collect();
+    if line.chars().count() > MAX {
+        reason.push('…');
+    }
+    Some(reason)
+}
+
 /// Why one message could not be delivered, or why the transport ended.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -179,7 +202,11 @@ pub enum TransportError {
     /// The HTTP server answered with a status other than 2xx. `body` holds at most 64 KiB of
     /// the response body; the core inspects it (a JSON-RPC error inside a `400` identifies a
     /// modern server; `404` on a legacy session means the session expired).
-    #[error("HTTP status {status}{}", authorization.as_ref().map(|why| format!(" ({why})")).unwrap_or_default())]
+    #[error(
+        "HTTP status {status}{}{}",
+        http_reason(content_type.as_deref(), body).map(|reason| format!(": {reason}")).unwrap_or_default(),
+        authorization.as_ref().map(|why| format!(" ({why})")).unwrap_or_default()
+    )]
     Http {
         /// The status code.
         status: u16,
@@ -352,4 +379,42 @@ pub fn response_id(message: &[u8]) -> Option<RequestId> {
         return None;
     }
     peek.id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TransportError;
+
+    fn refusal(status: u16, content_type: Option<&str>, body: &str) -> String {
+        TransportError::Http {
+            status,
+            content_type: content_type.map(str::to_owned),
+            www_authenticate: None,
+            body: bytes::Bytes::copy_from_slice(body.as_bytes()),
+            authorization: None,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_refusal_says_what_its_body_says() {
+        assert_eq!(
+            refusal(403, Some("text/plain; charset=utf-8"), "Host not allowed"),
+            "HTTP status 403: Host not allowed"
+        );
+        let json =
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Header mismatch: Mcp-Method"}}"#;
+        assert_eq!(
+            refusal(400, Some("application/json"), json),
+            "HTTP status 400: Header mismatch: Mcp-Method"
+        );
+        assert_eq!(refusal(404, None, ""), "HTTP status 404");
+        assert_eq!(
+            refusal(502, Some("text/html"), "<html><body>Bad gateway</body></html>"),
+            "HTTP status 502"
+        );
+        assert_eq!(refusal(500, None, "\n  first line\nsecond"), "HTTP status 500: first line");
+        let long = "x".repeat(300);
+        assert_eq!(refusal(500, None, &long).chars().count(), "HTTP status 500: ".len() + 201);
+    }
 }
