@@ -477,7 +477,12 @@ impl Engine {
                     tracing::warn!(target: "mcp_client", id = ?id, "malformed answer from the server: {}", e.detail);
                     return;
                 }
-                tracing::warn!(target: "mcp_client", "ignoring an undecodable message from the server: {}", e.detail);
+                tracing::warn!(
+                    target: crate::wire::IGNORED_TARGET,
+                    "ignored what the server sent, not JSON-RPC ({}): {}",
+                    e.detail,
+                    crate::wire::preview(&bytes)
+                );
                 return;
             }
         };

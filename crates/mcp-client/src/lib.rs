@@ -47,6 +47,8 @@
 //! * `transport::stdio::STDERR_TARGET` (`mcp_client::server_stderr`, level `info`): the lines
 //!   a stdio server writes to its stderr; `transport::stdio::STDERR_END_TARGET` (level `debug`)
 //!   once it ends.
+//! * [`IGNORED_TARGET`] (`mcp_client::ignored`, level `warn`): what the server sent that is
+//!   not JSON-RPC and was ignored, with its start.
 //! * `mcp_client` and `mcp_client::auth`: the client's own diagnostics.
 #![warn(missing_docs)]
 
@@ -69,4 +71,4 @@ pub use error::{ClientError, ListingBound, Outcome};
 pub use handler::Handlers;
 #[cfg(feature = "http")]
 pub use reqwest;
-pub use wire::WIRE_TARGET;
+pub use wire::{IGNORED_TARGET, WIRE_TARGET};

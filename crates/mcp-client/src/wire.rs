@@ -18,6 +18,20 @@ use std::fmt;
 /// JSON-RPC messages are shown whole: a server that puts secrets in its results shows them.
 pub const WIRE_TARGET: &str = "mcp_client::wire";
 
+/// The tracing target (level `warn`) of what the server sent that is not JSON-RPC and was
+/// ignored — a line a stdio server printed on its stdout, say — with the start of it.
+pub const IGNORED_TARGET: &str = "mcp_client::ignored";
+
+/// The start of an ignored message, for [`IGNORED_TARGET`]: at most 120 characters, lossily.
+pub(crate) fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(480)]);
+    let mut preview: String = text.trim_end().chars().take(120).collect();
+    if text.chars().count() > 120 || bytes.len() > 480 {
+        preview.push('…');
+    }
+    preview
+}
+
 /// Traces a message sent.
 pub(crate) fn sent(body: &[u8]) {
     tracing::trace!(target: WIRE_TARGET, "-> {}", Text(body));

@@ -52,6 +52,11 @@ impl Completions {
         Self::default()
     }
 
+    /// Whether no handler is set (then the server does not declare `completions`).
+    pub fn is_empty(&self) -> bool {
+        self.prompts.is_empty() && self.templates.is_empty() && self.fallback.is_none()
+    }
+
     /// Completes argument `argument` of prompt `prompt`.
     pub fn prompt_argument<F, Fut>(mut self, prompt: &str, argument: &str, handler: F) -> Self
     where

@@ -73,7 +73,9 @@ impl ServerInner {
                 extra: Default::default(),
             });
         }
-        if self.serve_prompts || self.serve_resources {
+        // Completion is declared only when something completes: a server without handlers
+        // would answer every `completion/complete` with nothing.
+        if (self.serve_prompts || self.serve_resources) && !self.completions.is_empty() {
             caps.completions = Some(Default::default());
         }
         if !modern {

@@ -73,6 +73,27 @@ async fn modern_results_carry_result_type_server_info_and_cache_hints() {
     p.close().await;
 }
 
+/// `completions` is declared only when something completes (prompts or templates alone would
+/// answer every `completion/complete` with nothing).
+#[tokio::test]
+async fn completions_are_declared_only_with_a_handler() {
+    let prompts = || mcp_server::Prompts::new().add("poem", "A poem", || async { "Roses".to_owned() });
+    let capabilities = |server: Server| async move {
+        let mut p = Peer::start(server);
+        let r = p.request(json!(1), "server/discover", json!({"_meta": meta(json!({}))})).await;
+        p.close().await;
+        r["result"]["capabilities"].clone()
+    };
+    let bare = Server::builder("t", "1").prompts(prompts()).build().unwrap();
+    let caps = capabilities(bare).await;
+    assert!(caps["prompts"].is_object() && caps.get("completions").is_none(), "{caps}");
+    let completing =
+        mcp_server::Completions::new().prompt_argument("poem", "style", |_| async { vec!["haiku".into()] });
+    let with = Server::builder("t", "1").prompts(prompts()).completions(completing).build().unwrap();
+    let caps = capabilities(with).await;
+    assert!(caps["completions"].is_object(), "{caps}");
+}
+
 #[tokio::test]
 async fn modern_validation_order_and_codes() {
     let mut p = Peer::start(server());

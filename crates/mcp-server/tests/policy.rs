@@ -32,7 +32,11 @@ async fn poem() -> String {
 }
 
 fn server(tools: bool) -> Server {
-    let mut builder = Server::builder("policy", "1").prompts(Prompts::new().add("poem", "A poem", poem));
+    let completions = mcp_server::Completions::new()
+        .prompt_argument("poem", "subject", |_| async { vec!["the sea".to_owned()] });
+    let mut builder = Server::builder("policy", "1")
+        .prompts(Prompts::new().add("poem", "A poem", poem))
+        .completions(completions);
     if tools {
         builder = builder.tools(Tools::new().add("echo", "Echo", echo).add("wipe", "Wipe", echo));
     }

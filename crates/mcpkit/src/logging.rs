@@ -9,8 +9,8 @@
 use std::fmt;
 use std::io::IsTerminal;
 
-use mcp_client::WIRE_TARGET;
 use mcp_client::transport::stdio::{STDERR_END_TARGET, STDERR_TARGET};
+use mcp_client::{IGNORED_TARGET, WIRE_TARGET};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
@@ -21,8 +21,8 @@ use tracing_subscriber::registry::LookupSpan;
 /// The directives `-v` (1), `-vv` (2) and `-vvv` (3 and more) add for client commands.
 fn client_directives(verbose: u8) -> &'static [&'static str] {
     match verbose {
-        0 => &[],
-        1 => &["mcp_client::wire=trace"],
+        0 => &["mcp_client::ignored=warn"],
+        1 => &["mcp_client::wire=trace", "mcp_client::ignored=warn"],
         2 => &["mcp_client=debug", "mcp_client::wire=trace", "mcp_client::server_stderr=info"],
         _ => &["mcp_client=trace", "mcp_types=trace"],
     }
@@ -151,6 +151,7 @@ where
         let prefix = match event.metadata().target() {
             WIRE_TARGET => "",
             STDERR_TARGET => "[stderr] ",
+            IGNORED_TARGET => "mcpkit: warning: ",
             _ => return self.inner.format_event(ctx, writer, event),
         };
         let mut message = Message(String::new());

@@ -405,6 +405,14 @@ fn serve_on(
             }
         });
     }
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        // Typed at, it would wait silently for JSON-RPC.
+        eprintln!(
+            "mcpkit serve: an MCP server on stdin/stdout, waiting for a client's JSON-RPC messages \
+             (Ctrl-D ends it). Point a host at this command, or try: mcpkit list tools -- mcpkit serve"
+        );
+    }
     match runtime.block_on(server.serve_stdio()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -414,7 +414,8 @@ pub(crate) fn complete(value: &Value) -> String {
 /// `info`.
 pub(crate) fn info(value: &Value) -> String {
     let server = value.get("serverInfo").unwrap_or(&Value::Null);
-    let name = match (str_of(server, "name"), str_of(server, "version")) {
+    let version = str_of(server, "version").map(str::trim).filter(|v| !v.is_empty());
+    let name = match (str_of(server, "name"), version) {
         (Some(n), Some(v)) => format!("{n} {v}"),
         (Some(n), None) => n.to_owned(),
         _ => "(not given)".to_owned(),
@@ -492,6 +493,13 @@ mod tests {
             "{described}"
         );
         assert!(described.contains("\"when\""), "the whole schema: {described}");
+    }
+
+    #[test]
+    fn an_empty_version_leaves_no_trailing_space() {
+        let text =
+            info(&json!({"serverInfo": {"name": "bare", "version": ""}, "protocolVersion": "2025-06-18"}));
+        assert!(text.lines().next().is_some_and(|l| l.ends_with("bare")), "{text:?}");
     }
 
     #[test]

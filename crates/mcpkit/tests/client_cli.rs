@@ -64,6 +64,15 @@ fn tools_only(args: &[&str]) -> (i32, String, String) {
 }
 
 #[test]
+fn a_line_a_server_prints_that_is_not_json_rpc_is_named_and_skipped() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/noisy_server.py");
+    let (code, out, err) = mcpkit(&["list", "tools", "--", "python3", script.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(tool_names(&json(&out)), ["quiet"]);
+    assert!(err.contains("not JSON-RPC") && err.contains("Server starting on stdio..."), "{err}");
+}
+
+#[test]
 fn a_list_the_server_does_not_offer_is_empty() {
     for (kind, key) in
         [("resources", "resources"), ("templates", "resourceTemplates"), ("prompts", "prompts")]
