@@ -356,7 +356,7 @@ fn demonstration() -> Result<GatewayConfig, String> {
         },
     );
     let mut gateway = GatewayConfig { settings: Default::default(), upstreams: vec![demo] };
-    if let Ok(file) = crate::target::config_path(None)
+    if let Ok(file) = crate::servers::user_config()
         && file.is_file()
     {
         let mine = config::load(&file).map_err(|e| e.to_string())?;

@@ -23,6 +23,7 @@ mod metrics;
 mod output;
 mod progress;
 mod server_log;
+mod servers;
 mod signals;
 mod target;
 mod terminal;

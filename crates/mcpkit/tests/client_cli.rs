@@ -529,7 +529,7 @@ fn config_entries_are_decoded_one_at_a_time() {
             "demo": { "type": "stdio", "command": BIN, "args": ["serve", "--stdio"] },
             "web": { "type": "http", "url": server.url() },
             "streamable": { "type": "streamable-http", "url": server.url() },
-            "legacy": { "type": "sse", "url": server.url() },
+            "legacy": { "type": "sse", "url": server.url().replace("/mcp", "/sse") },
             "spaces": { "command": format!("{BIN} serve --stdio") },
             "missing": { "command": "/nonexistent/mcpkit-test-program" },
             "both": { "command": BIN, "url": server.url() },
@@ -547,13 +547,19 @@ fn config_entries_are_decoded_one_at_a_time() {
         assert_eq!(code, 0, "{name}: {err}");
         assert_demo_tools(&out);
     }
+    // `"type": "sse"` is the HTTP+SSE transport, chosen rather than detected.
+    for (name, transport) in [("web", "streamable-http"), ("legacy", "http+sse")] {
+        let (code, out, err) = mcpkit(&["info", "--config", file, "--server", name]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(json(&out)["transport"], transport, "{name}");
+    }
     let cases = [
-        ("both", format!("server \"both\" in {file}: has both \"command\" and \"url\"")),
-        ("neither", format!("server \"neither\" in {file}: needs \"command\" (a program) or \"url\"")),
-        ("env", format!("server \"env\" in {file}: \"env\" values must be strings")),
-        ("kind", format!("server \"kind\" in {file}: unknown \"type\" \"websocket\"")),
-        ("mismatch", format!("server \"mismatch\" in {file}: has \"type\": \"stdio\" but a \"url\"")),
-        ("empty", format!("server \"empty\" in {file}: \"command\" is empty")),
+        ("both", format!("{file}: server `both`: field `command`: both `command` and `url` are given")),
+        ("neither", format!("{file}: server `neither`: field `command`: neither `command` (stdio) nor `url`")),
+        ("env", format!("{file}: server `env`: field `env.N`: expected a string, found")),
+        ("kind", format!("{file}: server `kind`: field `type`: unknown transport \"websocket\"")),
+        ("mismatch", format!("{file}: server `mismatch`: field `type`: `type` is \"stdio\" but there is no `command`")),
+        ("empty", format!("{file}: server `empty`: field `command`: is empty")),
         (
             "spaces",
             format!(

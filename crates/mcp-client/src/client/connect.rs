@@ -65,7 +65,7 @@ impl ClientBuilder {
         self,
         config: crate::transport::http::HttpConfig,
     ) -> Result<Client, ClientError> {
-        use crate::transport::http::{HttpSseTransport, StreamableHttpTransport};
+        use crate::transport::http::StreamableHttpTransport;
         let target = config.url.clone();
         let cached = self.era_cache.as_ref().and_then(|c| c.get(&target));
         if cached.is_none_or(|d| d.transport != TransportKind::HttpSse) {
@@ -84,6 +84,32 @@ impl ClientBuilder {
                 }
             }
         }
+        self.connect_legacy_sse(config).await
+    }
+
+    /// Connects to an endpoint of the deprecated HTTP+SSE transport (2024-11-05) directly,
+    /// without trying Streamable HTTP first: for a server configured as `"type": "sse"`.
+    #[cfg(feature = "http")]
+    pub async fn connect_http_sse(
+        self,
+        config: crate::transport::http::HttpConfig,
+    ) -> Result<Client, ClientError> {
+        self.queue_limits.validate()?;
+        if self.pinned.is_some_and(|v| v.is_modern()) {
+            return Err(ClientError::Unsupported(
+                "the HTTP+SSE transport carries only the legacy revisions (2024-11-05 to 2025-11-25)".into(),
+            ));
+        }
+        self.connect_legacy_sse(config).await
+    }
+
+    #[cfg(feature = "http")]
+    async fn connect_legacy_sse(
+        self,
+        config: crate::transport::http::HttpConfig,
+    ) -> Result<Client, ClientError> {
+        use crate::transport::http::HttpSseTransport;
+        let target = config.url.clone();
         let (tx, rx) = self.inbound_channel();
         // Bounded by the transport's endpoint timeout, and by the request timeout when shorter.
         let opening = HttpSseTransport::connect(config, tx);

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::expand::Expander;
+use super::expand::{Ask, Expander, Input};
 use super::node::Node;
-use super::{ConfigError, Format, GatewayConfig, Location, Naming, Settings, upstream};
+use super::{ConfigError, Format, GatewayConfig, Location, Lookup, Naming, Settings, upstream};
 
 /// Where the text came from.
 pub(crate) struct Source<'a> {
@@ -92,6 +92,54 @@ pub(crate) fn read(
     Ok(GatewayConfig { settings, upstreams })
 }
 
+/// Reads the server `name` alone (a malformed neighbour does not matter), expanding its
+/// `${input:…}` with `ask` ([`Expander::asking`]).
+pub(crate) fn read_server(
+    text: &str,
+    format: Format,
+    source: &Source<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    ask: Ask<'_>,
+) -> Result<Lookup, ConfigError> {
+    let file = source.file.as_str();
+    let syntax = |message: String| ConfigError::Syntax { file: file.to_owned(), format, message };
+    let root: Node = match format {
+        Format::Toml => {
+            super::node::from_toml(text).map_err(|e| syntax(e.to_string().trim_end().to_owned()))?
+        }
+        Format::Json => serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?,
+    };
+    let top = Fields::new(file, None, "", &root, "the top level")?;
+    let mut names = Vec::new();
+    let mut found = None;
+    for section in ["servers", "mcpServers"] {
+        let Some(node) = top.get(section)? else { continue };
+        let Node::Obj(members) = node else {
+            return Err(
+                top.invalid(section, format!("expected a table/object of servers, found {}", node.kind()))
+            );
+        };
+        for (key, entry) in members {
+            if key == name && found.is_none() {
+                found = Some(entry);
+            }
+            names.push(key.clone());
+        }
+    }
+    let Some(node) = found else { return Ok(Lookup::Missing { names }) };
+    let fields = Fields::new(file, Some(name), "", node, "a server entry")?;
+    if fields.bool("disabled")? == Some(true) {
+        return Ok(Lookup::Disabled);
+    }
+    let inputs = read_inputs(&top)?;
+    let expander = Expander::new(file, env, &inputs, source.base_dir).asking(ask);
+    match upstream::read(&fields, &expander, source.base_dir)? {
+        Some(upstream) => Ok(Lookup::Found(Box::new(upstream))),
+        None => Ok(Lookup::Disabled),
+    }
+}
+
 /// An upstream's name: non-empty, `[A-Za-z0-9_-]{1,64}`.
 fn check_name(file: &str, name: &str) -> Result<(), ConfigError> {
     let message = if name.is_empty() {
@@ -171,8 +219,8 @@ fn read_settings(f: &Fields<'_>, base_dir: Option<&Path>) -> Result<Settings, Co
     Ok(settings)
 }
 
-/// VS Code's `inputs`: id → its default, if any.
-fn read_inputs(top: &Fields<'_>) -> Result<BTreeMap<String, Option<String>>, ConfigError> {
+/// VS Code's `inputs`, by id.
+fn read_inputs(top: &Fields<'_>) -> Result<BTreeMap<String, Input>, ConfigError> {
     let mut inputs = BTreeMap::new();
     let Some(node) = top.get("inputs")? else { return Ok(inputs) };
     let Node::Arr(items) = node else {
@@ -184,12 +232,39 @@ fn read_inputs(top: &Fields<'_>) -> Result<BTreeMap<String, Option<String>>, Con
         let Some(id) = f.string("id")? else {
             return Err(f.invalid("id", "missing: every input needs an \"id\"".to_owned()));
         };
-        for key in ["type", "description"] {
-            f.string(key)?;
-        }
-        f.bool("password")?;
-        let default = f.string("default")?.map(str::to_owned);
-        inputs.insert(id.to_owned(), default);
+        f.string("type")?;
+        let options = match f.get("options")? {
+            None => Vec::new(),
+            Some(Node::Arr(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Node::Str(s) => Ok(s.clone()),
+                    // `{"label": …, "value": …}`: the value is what is substituted.
+                    Node::Obj(_) => Fields::new(top.file, None, &path, item, "an option")?
+                        .string("value")?
+                        .map(str::to_owned)
+                        .ok_or_else(|| {
+                            f.invalid(&format!("options[{i}]"), "an option needs a \"value\"".to_owned())
+                        }),
+                    other => Err(f.invalid(
+                        &format!("options[{i}]"),
+                        format!("expected a string, found {}", other.kind()),
+                    )),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(other) => {
+                return Err(f.invalid("options", format!("expected an array, found {}", other.kind())));
+            }
+        };
+        let input = Input {
+            id: id.to_owned(),
+            description: f.string("description")?.map(str::to_owned),
+            password: f.bool("password")?.unwrap_or(false),
+            default: f.string("default")?.map(str::to_owned),
+            options,
+        };
+        inputs.insert(id.to_owned(), input);
     }
     Ok(inputs)
 }

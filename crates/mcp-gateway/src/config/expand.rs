@@ -1,16 +1,40 @@
 //! Variable expansion in an upstream's strings, and `envFile` reading.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{ConfigError, Location};
 
+/// One of VS Code's `inputs`: a value `${input:ID}` stands for, that VS Code asks its user for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Input {
+    /// Its `id`.
+    pub id: String,
+    /// Its `description`: what to ask.
+    pub description: Option<String>,
+    /// `"password": true`: the answer is a secret, not to be echoed.
+    pub password: bool,
+    /// Its `default`.
+    pub default: Option<String>,
+    /// A `pickString` input's `options`: the answers to choose from.
+    pub options: Vec<String>,
+}
+
+/// Asks a person for an input's value: `Ok(None)` when nobody can be asked (no terminal),
+/// `Err` when the person gave up or the question failed.
+pub type Ask<'a> = &'a dyn Fn(&Input) -> Result<Option<String>, String>;
+
 /// Expands `${...}` references for one file.
 pub(crate) struct Expander<'a> {
     file: &'a str,
     env: &'a dyn Fn(&str) -> Option<String>,
-    /// VS Code `inputs`: id → default.
-    inputs: &'a BTreeMap<String, Option<String>>,
+    /// VS Code `inputs`, by id.
+    inputs: &'a BTreeMap<String, Input>,
+    /// Who answers `${input:ID}`, when someone can ([`Expander::asking`]).
+    ask: Option<Ask<'a>>,
+    /// The answers given so far: each input is asked once.
+    answered: RefCell<BTreeMap<String, String>>,
     /// `${workspaceFolder}`, when the configuration has a directory.
     workspace: Option<PathBuf>,
     /// The configuration's directory (`${file:PATH}` relative to it).
@@ -30,20 +54,32 @@ impl<'a> Expander<'a> {
     pub(crate) fn new(
         file: &'a str,
         env: &'a dyn Fn(&str) -> Option<String>,
-        inputs: &'a BTreeMap<String, Option<String>>,
+        inputs: &'a BTreeMap<String, Input>,
         base_dir: Option<&Path>,
     ) -> Self {
         let workspace = base_dir.map(|dir| match (dir.file_name(), dir.parent()) {
-            (Some(name), Some(parent)) if name == ".vscode" => {
-                if parent.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    parent.to_owned()
-                }
+            (Some(name), Some(parent)) if name == ".vscode" || name == ".cursor" => {
+                if parent.as_os_str().is_empty() { PathBuf::from(".") } else { parent.to_owned() }
             }
             _ => dir.to_owned(),
         });
-        Expander { file, env, inputs, workspace, base: base_dir.map(Path::to_path_buf) }
+        Expander {
+            file,
+            env,
+            inputs,
+            ask: None,
+            answered: RefCell::new(BTreeMap::new()),
+            workspace,
+            base: base_dir.map(Path::to_path_buf),
+        }
+    }
+
+    /// `${input:ID}` as a client run by a person resolves it: `$MCPKIT_INPUT_ID` when set, else
+    /// `ask`'s answer (once per input), else the input's `default`. Without this (the
+    /// gateway, which nobody sits in front of), the `default` comes first, then the variable.
+    pub(crate) fn asking(mut self, ask: Ask<'a>) -> Self {
+        self.ask = Some(ask);
+        self
     }
 
     /// Expands `text`, the value of `field` of `upstream`.
@@ -80,6 +116,44 @@ impl<'a> Expander<'a> {
         Ok(out)
     }
 
+    /// The value of `${input:ID}`.
+    fn input(
+        &self,
+        id: &str,
+        at: impl Fn() -> Location,
+        invalid: impl Fn(String) -> ConfigError,
+    ) -> Result<String, ConfigError> {
+        let declared = self.inputs.get(id);
+        let default = declared.and_then(|input| input.default.clone());
+        let env_var = input_env_var(id);
+        let unresolved =
+            || ConfigError::UnresolvedInput { at: at(), id: id.to_owned(), env_var: env_var.clone() };
+        let Some(ask) = self.ask else {
+            return default.or_else(|| (self.env)(&env_var)).ok_or_else(unresolved);
+        };
+        if let Some(value) = (self.env)(&env_var) {
+            return Ok(value);
+        }
+        if let Some(value) = self.answered.borrow().get(id) {
+            return Ok(value.clone());
+        }
+        let undeclared;
+        let input = match declared {
+            Some(input) => input,
+            None => {
+                undeclared = Input { id: id.to_owned(), ..Input::default() };
+                &undeclared
+            }
+        };
+        let answer = match ask(input) {
+            Ok(Some(answer)) => answer,
+            Ok(None) => return default.ok_or_else(unresolved),
+            Err(why) => return Err(invalid(format!("input `{id}`: {why}"))),
+        };
+        self.answered.borrow_mut().insert(id.to_owned(), answer.clone());
+        Ok(answer)
+    }
+
     /// The value of one `${reference}`.
     fn resolve(
         &self,
@@ -91,15 +165,7 @@ impl<'a> Expander<'a> {
             if id.is_empty() {
                 return Err(invalid("`${input:}` names no input".to_owned()));
             }
-            if let Some(Some(default)) = self.inputs.get(id) {
-                return Ok(default.clone());
-            }
-            let env_var = input_env_var(id);
-            return (self.env)(&env_var).ok_or_else(|| ConfigError::UnresolvedInput {
-                at: at(),
-                id: id.to_owned(),
-                env_var,
-            });
+            return self.input(id, at, invalid);
         }
         if let Some(path) = reference.strip_prefix("file:") {
             // A secret kept in a file (a mounted secret, say): its contents, without the

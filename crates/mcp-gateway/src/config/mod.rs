@@ -32,7 +32,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use expand::input_env_var;
+pub use expand::{Ask, Input, input_env_var};
 
 /// The whole configuration: the gateway's settings and its upstreams.
 #[derive(Clone, Debug, PartialEq)]
@@ -377,7 +377,7 @@ impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.file)?;
         if let Some(upstream) = &self.upstream {
-            write!(f, ": upstream `{upstream}`")?;
+            write!(f, ": server `{upstream}`")?;
         }
         if let Some(field) = &self.field {
             write!(f, ": field `{field}`")?;
@@ -478,6 +478,48 @@ pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
     document::read(&text, Format::for_path(path), &source, &|name| std::env::var(name).ok())
 }
 
+/// What a file says of one server ([`load_server`]).
+#[derive(Debug)]
+pub enum Lookup {
+    /// The entry, expanded.
+    Found(Box<UpstreamConfig>),
+    /// The entry has `"disabled": true`.
+    Disabled,
+    /// No entry has the name; these are the names the file has.
+    Missing {
+        /// In file order (`servers` before `mcpServers`).
+        names: Vec<String>,
+    },
+}
+
+/// Reads one server of the file at `path`, for a client that talks to that server alone (`mcpkit
+/// --server NAME`): only that entry is decoded and expanded, so a malformed neighbour or one whose
+/// variables are unset does not matter. `${input:ID}` is `$MCPKIT_INPUT_ID` when set, else
+/// `ask`'s answer, else the input's `default`.
+pub fn load_server(path: &Path, name: &str, ask: Ask<'_>) -> Result<Lookup, ConfigError> {
+    trust::check(path, trust::Holds::Settings).map_err(|message| ConfigError::Read {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
+    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let source = document::Source { file: path.display().to_string(), base_dir: absolute.parent() };
+    document::read_server(&text, Format::for_path(path), &source, &|n| std::env::var(n).ok(), name, ask)
+}
+
+/// [`load_server`] on text that has no file, with the variables of `env`.
+pub fn parse_server(
+    text: &str,
+    format: Format,
+    env: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    ask: Ask<'_>,
+) -> Result<Lookup, ConfigError> {
+    let source = document::Source { file: "<config>".to_owned(), base_dir: None };
+    document::read_server(text, format, &source, env, name, ask)
+}
+
 /// Parses configuration text that has no file: an `envFile` with a relative path and
 /// `${workspaceFolder}` are errors (see [`parse_at`]).
 pub fn parse(
@@ -489,7 +531,7 @@ pub fn parse(
 }
 
 /// Parses configuration text as if it were a file in `base_dir`: relative `envFile` paths are read
-/// from there, and `${workspaceFolder}` is `base_dir` (its parent when `base_dir` is `.vscode`).
+/// from there, and `${workspaceFolder}` is `base_dir` (its parent when `base_dir` is `.vscode` or `.cursor`).
 pub fn parse_at(
     text: &str,
     format: Format,

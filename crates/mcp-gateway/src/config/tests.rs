@@ -209,7 +209,7 @@ fn toml_mcp_servers_table_joins_servers() {
     let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
     assert_eq!(names, ["b", "a", "c"]);
     let e = toml_err("[servers.x]\ncommand = \"a\"\n[mcpServers.x]\ncommand = \"b\"\n");
-    assert_has(&e, &["<config>", "upstream `x`", "both `servers` and `mcpServers`"]);
+    assert_has(&e, &["<config>", "server `x`", "both `servers` and `mcpServers`"]);
 }
 
 #[test]
@@ -346,10 +346,7 @@ fn load_picks_the_format_by_extension() {
     // Messages from load() name the file.
     std::fs::write(&toml_path, "[servers.a]\ncommand = 1\n").unwrap();
     let e = load(&toml_path).unwrap_err().to_string();
-    assert_has(
-        &e,
-        &[&toml_path.display().to_string(), "upstream `a`", "field `command`", "expected a string"],
-    );
+    assert_has(&e, &[&toml_path.display().to_string(), "server `a`", "field `command`", "expected a string"]);
     let missing = dir.join("missing.json");
     let e = load(&missing).unwrap_err();
     assert!(matches!(e, ConfigError::Read { .. }));
@@ -371,7 +368,7 @@ fn syntax_errors_name_the_file_and_format() {
 #[test]
 fn toml_specifics() {
     let e = toml_err("[servers.a]\ncommand = 1979-05-27\n");
-    assert_has(&e, &["upstream `a`", "field `command`", "found a date/time"]);
+    assert_has(&e, &["server `a`", "field `command`", "found a date/time"]);
     let c = toml_ok("[servers.a]\ncommand = \"~/bin/server\"\ncwd = \"~/\"\nmax_concurrency = 0x10\n");
     assert_eq!(c.upstreams[0].max_concurrency, 16);
     let Transport::Stdio { command, cwd, .. } = &c.upstreams[0].transport else { panic!() };
@@ -383,7 +380,7 @@ fn toml_specifics() {
     let e = toml_err("servers = 3\n");
     assert_has(&e, &["field `servers`", "found an integer"]);
     let e = toml_err("[servers]\na = \"npx x\"\n");
-    assert_has(&e, &["upstream `a`", "a server entry must be a table/object"]);
+    assert_has(&e, &["server `a`", "a server entry must be a table/object"]);
 }
 
 #[test]

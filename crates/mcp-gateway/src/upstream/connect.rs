@@ -60,6 +60,7 @@ pub(crate) async fn connect(
             builder.connect_stdio(cmd).await
         }
         Transport::Http { url, headers } | Transport::Sse { url, headers } => {
+            let sse = matches!(config.transport, Transport::Sse { .. });
             let mut http = HttpConfig::new(url.clone());
             for (name, value) in headers {
                 let name = HeaderName::from_str(name)
@@ -71,7 +72,8 @@ pub(crate) async fn connect(
             if let Some(auth) = auth {
                 http = http.auth(auth);
             }
-            builder.connect_http(http).await
+            // `"type": "sse"` goes straight to the HTTP+SSE transport; otherwise the era is detected.
+            if sse { builder.connect_http_sse(http).await } else { builder.connect_http(http).await }
         }
     }
 }

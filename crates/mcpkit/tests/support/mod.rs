@@ -63,7 +63,14 @@ pub(crate) fn serve_http(extra: &[&str]) -> ListeningProcess {
 /// Runs `command` with a new pseudo-terminal as its stdin, stdout and stderr; returns everything
 /// written to the terminal, with the terminal's `\r\n` line ends made `\n`.
 #[cfg(unix)]
-pub(crate) fn on_a_terminal(mut command: Command) -> String {
+pub(crate) fn on_a_terminal(command: Command) -> String {
+    on_a_terminal_typing(command, &[])
+}
+
+/// [`on_a_terminal`], typing each `(after, typed)`'s `typed` once the terminal shows `after`
+/// (after the question, as a person would: the terminal echoes what is typed when it is typed).
+#[cfg(unix)]
+pub(crate) fn on_a_terminal_typing(mut command: Command, answers: &[(&str, &str)]) -> String {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -92,10 +99,20 @@ pub(crate) fn on_a_terminal(mut command: Command) -> String {
     let mut master = std::fs::File::from(std::os::fd::OwnedFd::from(master));
     let mut out = Vec::new();
     let mut buf = [0u8; 8192];
+    let mut answers = answers.iter();
+    let mut next = answers.next();
     loop {
         match master.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                out.extend_from_slice(&buf[..n]);
+                if let Some((after, typed)) = next {
+                    if String::from_utf8_lossy(&out).contains(after) {
+                        master.write_all(typed.as_bytes()).unwrap();
+                        next = answers.next();
+                    }
+                }
+            }
             // Linux reports the closed slave side as EIO.
             Err(e) if e.raw_os_error() == Some(nix::errno::Errno::EIO as i32) => break,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,

@@ -3,7 +3,7 @@
 use super::*;
 use crate::config::expand::parse_env_file;
 
-/// The args of the single stdio upstream `a` whose one argument is `arg`.
+/// The args of the single stdio server `a` whose one argument is `arg`.
 fn expand_arg(arg: &str, env: &[(&str, &str)]) -> Result<String, ConfigError> {
     let text = format!(r#"{{"mcpServers": {{"a": {{"command": "x", "args": [{arg:?}]}}}}}}"#);
     let config = parse(&text, Format::Json, &env_of(env))?;
@@ -46,7 +46,7 @@ fn dollars() {
 fn unset_variable_is_an_error_naming_it() {
     let e = expand_arg("--token=${TOKEN}", &[]).unwrap_err();
     assert!(matches!(&e, ConfigError::UnsetVariable { name, .. } if name == "TOKEN"));
-    assert_has(&e.to_string(), &["<config>", "upstream `a`", "field `args[0]`", "`TOKEN` is not set"]);
+    assert_has(&e.to_string(), &["<config>", "server `a`", "field `args[0]`", "`TOKEN` is not set"]);
     let e = expand_arg("${env:TOKEN}", &[]).unwrap_err();
     assert_has(&e.to_string(), &["`TOKEN` is not set"]);
 }
@@ -91,7 +91,7 @@ fn every_field_is_expanded_and_named_in_errors() {
     ];
     for (body, field) in cases {
         let e = toml_err(&format!("[servers.up]\n{body}\n"));
-        assert_has(&e, &["upstream `up`", &format!("field `{field}`"), "`U` is not set"]);
+        assert_has(&e, &["server `up`", &format!("field `{field}`"), "`U` is not set"]);
     }
 }
 
@@ -126,7 +126,7 @@ fn inputs() {
         &e.to_string(),
         &[
             "<config>",
-            "upstream `a`",
+            "server `a`",
             "field `args[1]`",
             "input `api-key`",
             "\"default\"",
@@ -142,7 +142,7 @@ fn inputs() {
 #[test]
 fn workspace_folder() {
     let e = expand_arg("${workspaceFolder}/x", &[("workspaceFolder", "no")]).unwrap_err();
-    assert_has(&e.to_string(), &["upstream `a`", "field `args[0]`", "`${workspaceFolder}` needs"]);
+    assert_has(&e.to_string(), &["server `a`", "field `args[0]`", "`${workspaceFolder}` needs"]);
     let text = r#"{"servers": {"a": {"command": "x", "args": ["${workspaceFolder}"]}}}"#;
     let at = |dir: &str| {
         let c = parse_at(text, Format::Json, Some(std::path::Path::new(dir)), &env_of(&[])).unwrap();
@@ -171,7 +171,7 @@ fn env_file_lines() {
 fn env_file_needs_a_directory_or_an_absolute_path() {
     let text = r#"{"servers": {"a": {"command": "x", "envFile": ".env"}}}"#;
     let e = json_err(text);
-    assert_has(&e, &["<config>", "upstream `a`", "field `envFile`", "needs the configuration's directory"]);
+    assert_has(&e, &["<config>", "server `a`", "field `envFile`", "needs the configuration's directory"]);
 
     let dir = temp_dir("envfile");
     std::fs::write(dir.join(".env"), "A=from-file\nB=b\n").unwrap();
@@ -196,7 +196,7 @@ fn env_file_needs_a_directory_or_an_absolute_path() {
     )
     .unwrap_err();
     assert!(matches!(e, ConfigError::EnvFile { .. }));
-    assert_has(&e.to_string(), &["upstream `a`", "field `envFile`", "nope.env"]);
+    assert_has(&e.to_string(), &["server `a`", "field `envFile`", "nope.env"]);
     std::fs::write(dir.join("bad.env"), "ok=1\nbad line\n").unwrap();
     let e = parse_at(
         r#"{"servers": {"a": {"command": "x", "envFile": "bad.env"}}}"#,
@@ -222,4 +222,65 @@ fn load_threads_the_file_directory() {
     assert_eq!(args, &[dir.display().to_string()]);
     assert_eq!(env, &map(&[("A", "1")]));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The server `parse_server` found, or a panic saying what it found instead.
+fn found(lookup: Result<Lookup, ConfigError>) -> UpstreamConfig {
+    match lookup {
+        Ok(Lookup::Found(upstream)) => *upstream,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn one_server_is_read_alone_and_its_inputs_are_asked_once() {
+    let text = r#"{
+      "inputs": [{"id": "region", "type": "pickString", "options": ["eu", {"label": "US", "value": "us"}], "default": "eu"},
+                 {"id": "key", "type": "promptString", "description": "API key", "password": true}],
+      "servers": {
+        "a": {"command": "x", "args": ["${input:region}", "${input:key}", "${input:key}"]},
+        "broken": {"command": 5, "args": ["${UNSET}"]},
+        "off": {"command": "x", "disabled": true}
+      },
+      "mcpServers": {"b": {"url": "http://h/mcp", "headers": {"K": "${input:key}"}}}
+    }"#;
+    let asked = std::cell::RefCell::new(Vec::new());
+    let ask = |input: &Input| {
+        asked.borrow_mut().push(input.clone());
+        Ok(Some(format!("typed-{}", input.id)))
+    };
+    // Asked: the environment does not give it; each input once, with what VS Code shows.
+    let a = found(parse_server(text, Format::Json, &env_of(&[]), "a", &ask));
+    assert_eq!(a.transport, stdio("x", &["typed-region", "typed-key", "typed-key"]));
+    let asked = asked.into_inner();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert_eq!(asked[0].options, ["eu", "us"]);
+    assert_eq!(asked[0].default.as_deref(), Some("eu"));
+    assert_eq!((asked[1].description.as_deref(), asked[1].password), (Some("API key"), true));
+
+    // The environment comes first; nobody to ask: the default, else an error naming the variable.
+    let nobody = |_: &Input| Ok(None);
+    let env = env_of(&[("MCPKIT_INPUT_KEY", "from-env")]);
+    let a = found(parse_server(text, Format::Json, &env, "a", &nobody));
+    assert_eq!(a.transport, stdio("x", &["eu", "from-env", "from-env"]));
+    let e = parse_server(text, Format::Json, &env_of(&[]), "b", &nobody).unwrap_err();
+    assert_has(&e.to_string(), &["server `b`", "field `headers.K`", "input `key`", "MCPKIT_INPUT_KEY"]);
+    // A person who gives up: an error, nothing sent.
+    let refuse = |_: &Input| Err("no answer (end of input)".to_owned());
+    let e = parse_server(text, Format::Json, &env_of(&[]), "b", &refuse).unwrap_err();
+    assert_has(&e.to_string(), &["field `headers.K`", "input `key`: no answer"]);
+
+    // Disabled, missing (with the names there are), and a malformed entry when it is the one.
+    assert!(matches!(parse_server(text, Format::Json, &env_of(&[]), "off", &nobody), Ok(Lookup::Disabled)));
+    match parse_server(text, Format::Json, &env_of(&[]), "zz", &nobody) {
+        Ok(Lookup::Missing { names }) => assert_eq!(names, ["a", "broken", "off", "b"]),
+        other => panic!("{other:?}"),
+    }
+    let e = parse_server(text, Format::Json, &env_of(&[]), "broken", &nobody).unwrap_err();
+    assert_has(&e.to_string(), &["server `broken`", "field `command`", "expected a string"]);
+    // The gateway's order is unchanged: the default before the environment.
+    let env = env_of(&[("MCPKIT_INPUT_REGION", "us"), ("MCPKIT_INPUT_KEY", "k"), ("UNSET", "u")]);
+    let text = text.replace(r#""command": 5"#, r#""command": "y""#);
+    let all = parse(&text, Format::Json, &env).unwrap();
+    assert_eq!(all.upstreams[0].transport, stdio("x", &["eu", "k", "k"]));
 }

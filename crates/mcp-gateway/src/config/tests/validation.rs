@@ -5,11 +5,11 @@ use super::*;
 #[test]
 fn names() {
     let e = json_err(r#"{"mcpServers": {"": {"command": "x"}}}"#);
-    assert_has(&e, &["<config>", "upstream ``", "the name is empty"]);
+    assert_has(&e, &["<config>", "server ``", "the name is empty"]);
     let e = toml_err("[servers.\"a b\"]\ncommand = \"x\"\n");
-    assert_has(&e, &["upstream `a b`", "ASCII letters, digits"]);
+    assert_has(&e, &["server `a b`", "ASCII letters, digits"]);
     let e = toml_err("[servers.\"é\"]\ncommand = \"x\"\n");
-    assert_has(&e, &["upstream `é`", "ASCII letters"]);
+    assert_has(&e, &["server `é`", "ASCII letters"]);
     let long = "n".repeat(65);
     let e = json_err(&format!(r#"{{"servers": {{"{long}": {{"command": "x"}}}}}}"#));
     assert_has(&e, &[&long, "longer than 64"]);
@@ -20,9 +20,9 @@ fn names() {
 #[test]
 fn duplicate_names() {
     let e = json_err(r#"{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}"#);
-    assert_has(&e, &["upstream `a`", "defined twice in `mcpServers`"]);
+    assert_has(&e, &["server `a`", "defined twice in `mcpServers`"]);
     let e = json_err(r#"{"servers": {"a": {"command": "x"}}, "mcpServers": {"a": {"command": "y"}}}"#);
-    assert_has(&e, &["upstream `a`", "both `servers` and `mcpServers`"]);
+    assert_has(&e, &["server `a`", "both `servers` and `mcpServers`"]);
     // Case-sensitive: these are two upstreams.
     let c = json_ok(r#"{"mcpServers": {"a": {"command": "x"}, "A": {"command": "y"}}}"#);
     assert_eq!(c.upstreams.len(), 2);
@@ -31,32 +31,32 @@ fn duplicate_names() {
 #[test]
 fn command_and_url() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nurl = \"https://x/\"\n");
-    assert_has(&e, &["upstream `a`", "both `command` and `url`"]);
+    assert_has(&e, &["server `a`", "both `command` and `url`"]);
     let e = toml_err("[servers.a]\nargs = [\"x\"]\n");
-    assert_has(&e, &["upstream `a`", "neither `command`", "nor `url`"]);
+    assert_has(&e, &["server `a`", "neither `command`", "nor `url`"]);
     let e = json_err(r#"{"mcpServers": {"a": {}}}"#);
-    assert_has(&e, &["upstream `a`", "neither"]);
+    assert_has(&e, &["server `a`", "neither"]);
     let e = toml_err("[servers.a]\ncommand = \"\"\n");
-    assert_has(&e, &["upstream `a`", "field `command`", "is empty"]);
+    assert_has(&e, &["server `a`", "field `command`", "is empty"]);
 }
 
 #[test]
 fn type_must_match_members() {
     let e = toml_err("[servers.a]\nurl = \"https://x/\"\ntype = \"stdio\"\n");
-    assert_has(&e, &["upstream `a`", "field `type`", "\"stdio\" but there is no `command`"]);
+    assert_has(&e, &["server `a`", "field `type`", "\"stdio\" but there is no `command`"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\ntype = \"http\"\n");
-    assert_has(&e, &["upstream `a`", "field `type`", "\"http\" but there is no `url`"]);
+    assert_has(&e, &["server `a`", "field `type`", "\"http\" but there is no `url`"]);
     let e = json_err(r#"{"servers": {"a": {"command": "x", "type": "sse"}}}"#);
-    assert_has(&e, &["upstream `a`", "\"sse\" but there is no `url`"]);
+    assert_has(&e, &["server `a`", "\"sse\" but there is no `url`"]);
     let e = json_err(r#"{"servers": {"a": {"command": "x", "type": "websocket"}}}"#);
-    assert_has(&e, &["upstream `a`", "field `type`", "unknown transport \"websocket\""]);
+    assert_has(&e, &["server `a`", "field `type`", "unknown transport \"websocket\""]);
 }
 
 #[test]
 fn url_must_be_http() {
     for url in ["ftp://x/", "example.com/mcp", "http://", "ws://x/"] {
         let e = json_err(&format!(r#"{{"mcpServers": {{"a": {{"url": "{url}"}}}}}}"#));
-        assert_has(&e, &["upstream `a`", "field `url`", "not an http:// or https:// URL"]);
+        assert_has(&e, &["server `a`", "field `url`", "not an http:// or https:// URL"]);
     }
     let c = json_ok(r#"{"mcpServers": {"a": {"url": "HTTPS://x/"}}}"#);
     assert!(matches!(c.upstreams[0].transport, Transport::Http { .. }));
@@ -65,12 +65,12 @@ fn url_must_be_http() {
 #[test]
 fn numbers() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nmax_concurrency = 0\n");
-    assert_has(&e, &["upstream `a`", "field `max_concurrency`", "at least 1"]);
+    assert_has(&e, &["server `a`", "field `max_concurrency`", "at least 1"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\nmax_concurrency = -1\n");
     assert_has(&e, &["field `max_concurrency`", "non-negative integer"]);
     for field in ["timeout_ms", "start_timeout_ms"] {
         let e = toml_err(&format!("[servers.a]\ncommand = \"x\"\n{field} = 0\n"));
-        assert_has(&e, &["upstream `a`", &format!("field `{field}`"), "must not be zero"]);
+        assert_has(&e, &["server `a`", &format!("field `{field}`"), "must not be zero"]);
     }
     let e = toml_err("[gateway]\nlist_timeout_ms = 0\n");
     assert_has(&e, &["field `gateway.list_timeout_ms`", "must not be zero"]);
@@ -85,12 +85,7 @@ fn protocol_version() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nprotocol_version = \"2025-01-01\"\n");
     assert_has(
         &e,
-        &[
-            "upstream `a`",
-            "field `protocol_version`",
-            "unknown protocol version \"2025-01-01\"",
-            "2025-06-18",
-        ],
+        &["server `a`", "field `protocol_version`", "unknown protocol version \"2025-01-01\"", "2025-06-18"],
     );
     for v in mcp_types::ProtocolVersion::ALL {
         let c = toml_ok(&format!("[servers.a]\ncommand = \"x\"\nprotocol_version = \"{}\"\n", v.as_str()));
@@ -101,9 +96,9 @@ fn protocol_version() {
 #[test]
 fn rename_targets() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nrename = { t = \"\" }\n");
-    assert_has(&e, &["upstream `a`", "field `rename.t`", "new name is empty"]);
+    assert_has(&e, &["server `a`", "field `rename.t`", "new name is empty"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\nrename = { t1 = \"same\", t2 = \"same\" }\n");
-    assert_has(&e, &["upstream `a`", "field `rename.t2`", "\"same\" is already the new name of \"t1\""]);
+    assert_has(&e, &["server `a`", "field `rename.t2`", "\"same\" is already the new name of \"t1\""]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\nrename = { t1 = 3 }\n");
     assert_has(&e, &["field `rename.t1`", "expected a string"]);
     // The same target in two upstreams is fine here (the router decides).
@@ -116,11 +111,11 @@ fn rename_targets() {
 #[test]
 fn naming_and_start_values() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nnaming = \"sometimes\"\n");
-    assert_has(&e, &["upstream `a`", "field `naming`", "unknown value \"sometimes\"", "when-ambiguous"]);
+    assert_has(&e, &["server `a`", "field `naming`", "unknown value \"sometimes\"", "when-ambiguous"]);
     let e = toml_err("[gateway]\nnaming = \"whenAmbiguous\"\n");
     assert_has(&e, &["field `gateway.naming`", "unknown value"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\nstart = \"later\"\n");
-    assert_has(&e, &["upstream `a`", "field `start`", "unknown value \"later\" (eager, lazy)"]);
+    assert_has(&e, &["server `a`", "field `start`", "unknown value \"later\" (eager, lazy)"]);
     let c = toml_ok("[servers.a]\ncommand = \"x\"\nstart = \"eager\"\nnaming = \"when-ambiguous\"\n");
     assert_eq!((c.upstreams[0].start, c.upstreams[0].naming), (Start::Eager, Some(Naming::WhenAmbiguous)));
 }
@@ -161,7 +156,7 @@ fn server_entries_ignore_unknown_keys_but_check_known_types() {
     ];
     for (members, field, message) in cases {
         let e = json_err(&format!(r#"{{"mcpServers": {{"a": {{{members}}}}}}}"#));
-        assert_has(&e, &["<config>", "upstream `a`", &format!("field `{field}`"), message]);
+        assert_has(&e, &["<config>", "server `a`", &format!("field `{field}`"), message]);
     }
     // A known member on the other transport's side is still type-checked, and otherwise ignored.
     let e = json_err(r#"{"mcpServers": {"a": {"url": "https://x/", "args": 1}}}"#);
@@ -170,9 +165,9 @@ fn server_entries_ignore_unknown_keys_but_check_known_types() {
     assert!(matches!(c.upstreams[0].transport, Transport::Http { .. }));
     // A member given twice in JSON, an entry that is not an object.
     let e = json_err(r#"{"mcpServers": {"a": {"command": "x", "command": "y"}}}"#);
-    assert_has(&e, &["upstream `a`", "field `command`", "given twice"]);
+    assert_has(&e, &["server `a`", "field `command`", "given twice"]);
     let e = json_err(r#"{"mcpServers": {"a": "npx server"}}"#);
-    assert_has(&e, &["upstream `a`", "must be a table/object, found a string"]);
+    assert_has(&e, &["server `a`", "must be a table/object, found a string"]);
     let e = json_err(r#"{"mcpServers": []}"#);
     assert_has(&e, &["field `mcpServers`", "found an array"]);
 }
@@ -188,13 +183,13 @@ fn disabled_entries_are_not_validated_beyond_their_name() {
     let c = json_ok(r#"{"mcpServers": {"a": {"disabled": true, "url": "ftp://x", "command": "${UNSET}"}}}"#);
     assert!(c.upstreams.is_empty());
     let e = json_err(r#"{"mcpServers": {"a b": {"disabled": true}}}"#);
-    assert_has(&e, &["upstream `a b`"]);
+    assert_has(&e, &["server `a b`"]);
 }
 
 #[test]
 fn prefix_rules() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nprefix = \"\"\n");
-    assert_has(&e, &["upstream `a`", "field `prefix`", "non-empty"]);
+    assert_has(&e, &["server `a`", "field `prefix`", "non-empty"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\nprefix = \"a b\"\n");
     assert_has(&e, &["field `prefix`"]);
 }
@@ -226,14 +221,11 @@ fn errors_expose_their_location() {
 #[test]
 fn sharing() {
     let e = toml_err("[servers.a]\ncommand = \"x\"\nsharing = \"per-client\"\n");
-    assert_has(
-        &e,
-        &["upstream `a`", "field `sharing`", "unknown value \"per-client\"", "shared, per-session"],
-    );
+    assert_has(&e, &["server `a`", "field `sharing`", "unknown value \"per-client\"", "shared, per-session"]);
     let e = toml_err("[servers.a]\nurl = \"https://x/\"\nsharing = \"per-session\"\n");
-    assert_has(&e, &["upstream `a`", "field `sharing`", "for stdio upstreams"]);
+    assert_has(&e, &["server `a`", "field `sharing`", "for stdio upstreams"]);
     let e = json_err(r#"{"mcpServers": {"a": {"command": "x", "sharing": 1}}}"#);
-    assert_has(&e, &["upstream `a`", "sharing"]);
+    assert_has(&e, &["server `a`", "sharing"]);
     let c = toml_ok("[servers.a]\ncommand = \"x\"\nsharing = \"per-session\"\n");
     assert_eq!(c.upstreams[0].sharing, Sharing::PerSession);
 }
@@ -241,8 +233,8 @@ fn sharing() {
 #[test]
 fn inherit_env() {
     let e = toml_err("[servers.a]\nurl = \"https://x/\"\ninherit_env = true\n");
-    assert_has(&e, &["upstream `a`", "field `inherit_env`", "for stdio upstreams"]);
+    assert_has(&e, &["server `a`", "field `inherit_env`", "for stdio upstreams"]);
     let e = toml_err("[servers.a]\ncommand = \"x\"\ninherit_env = \"yes\"\n");
-    assert_has(&e, &["upstream `a`", "inherit_env"]);
+    assert_has(&e, &["server `a`", "inherit_env"]);
     assert!(!toml_ok("[servers.a]\ncommand = \"x\"\n").upstreams[0].inherit_env, "minimal by default");
 }
