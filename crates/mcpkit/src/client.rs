@@ -12,7 +12,7 @@ use mcp_types::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::interactive::InteractionArgs;
+use crate::interactive::{AnswerArgs, InteractionArgs};
 use crate::target::TargetArgs;
 use crate::{interactive, output, progress, server_log, signals};
 
@@ -49,6 +49,11 @@ pub(crate) enum ClientCommand {
         kind: ListKind,
         #[command(flatten)]
         target: TargetArgs,
+        /// The capabilities declared are those of `call` with the same options: a server that
+        /// offers a tool only to clients that can answer its questions lists it when `call`,
+        /// run the same way, could use it.
+        #[command(flatten)]
+        answers: AnswerArgs,
     },
     /// Show a tool in full: its signature, description, annotations and schemas.
     #[command(
@@ -59,6 +64,9 @@ pub(crate) enum ClientCommand {
         tool: String,
         #[command(flatten)]
         target: TargetArgs,
+        /// As for `list`: the capabilities `call` declares with the same options.
+        #[command(flatten)]
+        answers: AnswerArgs,
     },
     /// Call a tool. Exits 1 when the tool reports an error (`isError: true`).
     #[command(
@@ -240,18 +248,16 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
     }
 }
 
-/// How the command answers the server's requests: only `call`, `read` and `prompt` make
-/// requests during which the server may ask for something or report progress.
-fn interaction_of(command: &ClientCommand) -> Option<&InteractionArgs> {
+/// How the command answers the server's requests: `call`, `read` and `prompt` make requests
+/// during which the server may ask for something or report progress; `list` and `describe`
+/// declare the same capabilities, since what a server lists may depend on them.
+fn interaction_of(command: &ClientCommand) -> Option<&AnswerArgs> {
     match command {
         ClientCommand::Call { interaction, .. }
         | ClientCommand::Read { interaction, .. }
-        | ClientCommand::Prompt { interaction, .. } => Some(interaction),
-        ClientCommand::Info { .. }
-        | ClientCommand::List { .. }
-        | ClientCommand::Describe { .. }
-        | ClientCommand::Complete { .. }
-        | ClientCommand::Listen { .. } => None,
+        | ClientCommand::Prompt { interaction, .. } => Some(&interaction.answers),
+        ClientCommand::List { answers, .. } | ClientCommand::Describe { answers, .. } => Some(answers),
+        ClientCommand::Info { .. } | ClientCommand::Complete { .. } | ClientCommand::Listen { .. } => None,
     }
 }
 
@@ -476,7 +482,7 @@ async fn execute(
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.call_tool_raw_with(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (result, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
+            let (result, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
             let failed = result.is_error == Some(true);
             let text = if *structured { output::call_structured } else { output::call };
             output::print_raw(json, &raw, text)?;
@@ -490,7 +496,7 @@ async fn execute(
             let result =
                 client.request_raw::<ReadResource>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
+            let (_, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
             output::print_raw(json, &raw, output::read)?;
         }
         ClientCommand::Prompt { name, interaction, target, .. } => {
@@ -499,7 +505,7 @@ async fn execute(
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.request_raw::<GetPrompt>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, interaction))?;
+            let (_, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
             output::print_raw(json, &raw, output::prompt)?;
         }
         ClientCommand::Complete { prompt, resource, argument, value, context, .. } => {

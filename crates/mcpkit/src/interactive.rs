@@ -1,7 +1,9 @@
 //! What the CLI answers when a server asks for something: elicitation and sampling at the
 //! prompt (questions on stderr, answers on stdin, one dialogue at a time), roots from `--root`.
-//! Only `call`, `read` and `prompt` take these options ([`InteractionArgs`]): the server asks
-//! while it handles one of their requests; the other client commands declare no such capability.
+//! `call`, `read` and `prompt` take these options ([`InteractionArgs`], [`AnswerArgs`]): the server asks while it
+//! handles one of their requests. `list` and `describe` take them too, to declare the same
+//! capabilities (a server may list a tool only to clients that can answer its questions); the
+//! other client commands declare no such capability.
 //!
 //! Prompting happens when stdin and stderr are terminals, or with `--interactive` (stdin may
 //! then be a pipe: that is how scripts answer); `--no-input` never prompts. Without prompting
@@ -31,6 +33,17 @@ use console::Console;
 /// and show its progress.
 #[derive(clap::Args, Debug)]
 pub(crate) struct InteractionArgs {
+    #[command(flatten)]
+    pub(crate) answers: AnswerArgs,
+    /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
+    #[arg(long, help_heading = INTERACTION)]
+    pub(crate) progress: bool,
+}
+
+/// What the client answers, and so the capabilities it declares: taken by `list` and
+/// `describe` as well, whose results may depend on those capabilities.
+#[derive(clap::Args, Debug)]
+pub(crate) struct AnswerArgs {
     /// Answer the server's questions (elicitation, sampling) on stdin even when it is not a
     /// terminal (prompts go to stderr).
     #[arg(long, conflicts_with = "no_input", help_heading = INTERACTION)]
@@ -41,9 +54,6 @@ pub(crate) struct InteractionArgs {
     /// Share this directory or file with the server as a root (repeatable).
     #[arg(long = "root", value_name = "PATH", help_heading = INTERACTION)]
     pub(crate) roots: Vec<PathBuf>,
-    /// Show progress on stderr even when it is not a terminal, as `progress N/TOTAL message` lines.
-    #[arg(long, help_heading = INTERACTION)]
-    pub(crate) progress: bool,
     /// Approve, without asking, a tool the server (or gateway) wants a person's approval for
     /// (its approval form); other questions are still asked on a terminal, or declined.
     #[arg(long, help_heading = INTERACTION)]
@@ -61,7 +71,7 @@ pub(crate) fn enabled(interactive: bool, no_input: bool) -> bool {
 
 /// The handlers for `call`, `read` or `prompt`: prompts when [`enabled`], roots from `--root`.
 /// `server` is how prompts name the server.
-pub(crate) fn handlers(interaction: &InteractionArgs, server: &str) -> anyhow::Result<Handlers> {
+pub(crate) fn handlers(interaction: &AnswerArgs, server: &str) -> anyhow::Result<Handlers> {
     let mut handlers = Handlers::default();
     if !interaction.roots.is_empty() {
         let roots = roots(&interaction.roots)?;
@@ -144,7 +154,7 @@ pub(crate) fn roots(paths: &[PathBuf]) -> anyhow::Result<ListRootsResult> {
 
 /// A client error with advice when the server needed something this command did not offer
 /// (it answered "missing required client capability" naming elicitation, sampling or roots).
-pub(crate) fn explain(error: ClientError, interaction: &InteractionArgs) -> anyhow::Error {
+pub(crate) fn explain(error: ClientError, interaction: &AnswerArgs) -> anyhow::Error {
     let needed = error
         .error_object()
         .filter(|e| e.code == code::MISSING_REQUIRED_CLIENT_CAPABILITY)

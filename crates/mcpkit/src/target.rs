@@ -13,7 +13,7 @@ use mcp_client::{Client, ClientBuilder, ClientError};
 use mcp_gateway::config::Transport;
 use mcp_types::ProtocolVersion;
 
-use crate::interactive::InteractionArgs;
+use crate::interactive::AnswerArgs;
 use crate::server_log::LogLevel;
 use crate::servers;
 
@@ -274,7 +274,7 @@ impl TargetArgs {
     /// Connects to the chosen server. With `interaction` (`call`, `read`, `prompt`), the client
     /// answers the server's elicitation, sampling and roots requests as it says; without it, the
     /// client registers no handlers, so it declares none of those capabilities.
-    pub(crate) async fn connect(&self, interaction: Option<&InteractionArgs>) -> anyhow::Result<Client> {
+    pub(crate) async fn connect(&self, interaction: Option<&AnswerArgs>) -> anyhow::Result<Client> {
         let target = self.target()?;
         let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION"));
         if let Some(version) = self.entry_pin.get() {

@@ -311,7 +311,16 @@ fn interaction_options_belong_to_the_commands_that_use_them() {
             assert!(out.contains(flag), "{flag} missing from {name} --help:\n{out}");
         }
     }
-    for name in ["info", "list", "complete", "listen"] {
+    // `list` and `describe` declare the capabilities `call` would: they take what sets them.
+    for name in ["list", "describe"] {
+        let (code, out, err) = run(&[name, "--help"]);
+        assert_eq!(code, 0, "{name}: {err}");
+        for flag in ["--interactive", "--no-input", "--root", "--yes"] {
+            assert!(out.contains(flag), "{flag} missing from {name} --help:\n{out}");
+        }
+        assert!(!out.contains("--progress"), "{name}:\n{out}");
+    }
+    for name in ["info", "complete", "listen"] {
         let (code, out, err) = run(&[name, "--help"]);
         assert_eq!(code, 0, "{name}: {err}");
         assert!(out.contains("\nConnection:\n") && !out.contains("Interaction:"), "{name}:\n{out}");

@@ -605,3 +605,27 @@ fn a_stdio_server_gets_no_secret_unless_asked() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("secret s3cret"), "{out}");
 }
+
+/// `list` declares what `call` run the same way declares: a tool offered only to clients that
+/// can answer questions is listed exactly when `call` could use it.
+#[test]
+fn list_declares_what_call_would() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/asking_server.sh");
+    let script = script.to_str().unwrap();
+    let names = |options: &[&str]| {
+        let mut args = vec!["list", "tools"];
+        args.extend_from_slice(options);
+        args.extend(["--", "bash", script]);
+        let (code, out, err) = mcpkit(&args);
+        assert_eq!(code, 0, "{options:?}: {err}");
+        tool_names(&json(&out))
+    };
+    // In a pipe, without --yes or --interactive, `call` declares no elicitation: nor does `list`.
+    assert_eq!(names(&[]), ["plain"]);
+    assert_eq!(names(&["--yes"]), ["plain", "confirm"]);
+    assert_eq!(names(&["--interactive"]), ["plain", "confirm"]);
+    assert_eq!(names(&["--no-input"]), ["plain"]);
+    let (code, out, err) = mcpkit(&["describe", "confirm", "--yes", "--json", "--", "bash", script]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["name"], "confirm");
+}
