@@ -122,7 +122,9 @@ pub(crate) struct Engine {
     pending: Mutex<HashMap<RequestId, Arc<Slot>>>,
     next_id: AtomicI64,
     handlers: Handlers,
-    notifications: broadcast::Sender<ServerNotification>,
+    /// `None` once the connection is closed: dropping the sender ends every receiver, so a
+    /// subscriber learns of the end instead of waiting for notifications that cannot come.
+    notifications: Mutex<Option<broadcast::Sender<ServerNotification>>>,
     closed: Mutex<Option<TransportError>>,
     /// Bumped when the server process was replaced; the client re-handshakes lazily.
     generation: AtomicU64,
@@ -154,7 +156,7 @@ impl Engine {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(1),
             handlers,
-            notifications,
+            notifications: Mutex::new(Some(notifications)),
             closed: Mutex::new(None),
             generation: AtomicU64::new(0),
             server_tasks: Mutex::new(HashMap::new()),
@@ -170,8 +172,13 @@ impl Engine {
         engine
     }
 
+    /// The server's notifications from now on; after the connection closed, a receiver that
+    /// reports the end at once.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerNotification> {
-        self.notifications.subscribe()
+        match &*lock(&self.notifications) {
+            Some(sender) => sender.subscribe(),
+            None => broadcast::channel(1).1,
+        }
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -530,7 +537,9 @@ impl Engine {
         }
         match ServerNotification::from_notification(&n) {
             Ok(typed) => {
-                let _ = self.notifications.send(typed);
+                if let Some(sender) = &*lock(&self.notifications) {
+                    let _ = sender.send(typed);
+                }
             }
             Err(e) => tracing::warn!(target: "mcp_client", "malformed {}: {}", n.method, e.message),
         }
@@ -703,6 +712,7 @@ async fn read_loop(engine: Weak<Engine>, mut inbound: InboundReceiver) {
             }
             Inbound::Closed(error) => {
                 *lock(&engine.closed) = Some(error.clone());
+                lock(&engine.notifications).take();
                 engine.fail_all(&error);
                 let tasks: Vec<_> = lock(&engine.server_tasks).drain().collect();
                 for (_, t) in tasks {

@@ -947,3 +947,45 @@ async fn no_timeout_lifts_the_clients_maximum() {
     let r = bounded("the call", call).await.unwrap().unwrap();
     assert_eq!(r.content.len(), 1);
 }
+
+/// A legacy subscription, and any notification receiver, ends when the connection does:
+/// nothing more can arrive, so nobody waits forever.
+#[tokio::test]
+async fn a_legacy_subscription_ends_when_the_connection_closes() {
+    let (fake, rx) = Fake::new(
+        TransportKind::Stdio,
+        Box::new(|s| match s.method() {
+            Some("initialize") => result(s.id(), initialize_result("2025-11-25")),
+            _ => Reply::Nothing,
+        }),
+    );
+    let client = builder()
+        .pin_version(ProtocolVersion::V2025_11_25)
+        .connect_transport(fake.clone(), rx, "fake")
+        .await
+        .unwrap();
+    let mut notifications = client.notifications();
+    let filter = mcp_types::SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    let mut sub = client.listen(filter).await.unwrap();
+    assert!(matches!(sub.next().await.unwrap(), mcp_client::SubscriptionEvent::Acknowledged(_)));
+    fake.push(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}));
+    let event = sub.next().await.unwrap();
+    assert!(
+        matches!(
+            event,
+            mcp_client::SubscriptionEvent::Notification(mcp_types::ServerNotification::ToolListChanged(_))
+        ),
+        "{event:?}"
+    );
+    fake.push_event(Inbound::Closed(TransportError::Lost("server exited".into())));
+    let ended =
+        tokio::time::timeout(Duration::from_secs(10), sub.next()).await.expect("the subscription ended");
+    assert!(matches!(ended, Some(mcp_client::SubscriptionEvent::Ended(Err(_)))), "{ended:?}");
+    // Every receiver learns of the end, including one taken after it.
+    assert!(notifications.recv().await.is_ok(), "the notification before the end");
+    assert!(matches!(notifications.recv().await, Err(tokio::sync::broadcast::error::RecvError::Closed)));
+    assert!(matches!(
+        client.notifications().recv().await,
+        Err(tokio::sync::broadcast::error::RecvError::Closed)
+    ));
+}

@@ -4,17 +4,17 @@ use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
-use mcp_client::{Client, RequestOptions, SubscriptionEvent};
+use anyhow::{Context, anyhow, bail};
+use mcp_client::{Client, ClientError, RequestOptions};
 use mcp_types::{
     Complete, CompleteRequestParams, GetPrompt, PromptReference, ReadResource, ResourceTemplateReference,
-    ServerNotification, SubscriptionFilter,
 };
 use serde_json::{Map, Value, json};
 
 use crate::interactive::{AnswerArgs, InteractionArgs};
+use crate::status::{self, Status};
 use crate::target::TargetArgs;
-use crate::{interactive, output, progress, server_log, signals};
+use crate::{interactive, listen, output, progress, server_log, signals};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -164,8 +164,8 @@ pub(crate) enum ClientCommand {
     },
 }
 
-/// Runs a client command: 0 on success, 1 when a tool reported an error, 2 (with one line on
-/// stderr) for usage, transport and protocol errors.
+/// Runs a client command: 0 on success, else the [`Status`](status::Status) of the failure
+/// (with one line on stderr, unless a tool reported its error: that is printed as a result).
 pub(crate) fn run(command: ClientCommand) -> ExitCode {
     // Diagnostics (the wire trace, a stdio server's stderr) are set up by `crate::logging`: only
     // with -v or RUST_LOG, so that a failure prints exactly one line.
@@ -198,7 +198,7 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
         Err(e) => {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "mcpkit: {}", one_line(&e));
-            ExitCode::from(2)
+            status::of(&e).exit_code()
         }
     };
     // Tasks still running (a stdio server's supervisor, when a signal cut the close short) are
@@ -469,8 +469,9 @@ async fn execute(
         ClientCommand::Describe { tool, .. } => {
             let tools = client.list_all_tools().await?;
             let Some(found) = tools.iter().find(|t| &t.name == tool) else {
-                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                bail!("the server has no tool named {tool:?} (it has: {})", names.join(", "));
+                let names = tools.iter().map(|t| t.name.as_str());
+                let message = format!("unknown tool {tool:?} ({})", some_of(names));
+                return Err(status::tag(Status::NotFound, anyhow!(message)));
             };
             output::print(json, &serde_json::to_value(found)?, output::tool)?;
         }
@@ -482,12 +483,15 @@ async fn execute(
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.call_tool_raw_with(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (result, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
+            let (result, raw) = match result {
+                Ok(answer) => answer,
+                Err(e) => return Err(unknown(client, Named::Tool(tool), e, &interaction.answers).await),
+            };
             let failed = result.is_error == Some(true);
             let text = if *structured { output::call_structured } else { output::call };
             output::print_raw(json, &raw, text)?;
             if failed {
-                return Ok(ExitCode::from(1));
+                return Ok(Status::ToolError.exit_code());
             }
         }
         ClientCommand::Read { uri, interaction, target, .. } => {
@@ -496,7 +500,19 @@ async fn execute(
             let result =
                 client.request_raw::<ReadResource>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
+            let (_, raw) = result.map_err(|e| {
+                // Not found: -32602 since 2026-07-28, -32002 before (`status::of` knows that one).
+                let invalid =
+                    e.error_object().is_some_and(|o| o.code == mcp_types::error::code::INVALID_PARAMS);
+                if invalid {
+                    status::tag(
+                        Status::NotFound,
+                        anyhow::Error::new(e).context(format!("no resource {uri:?}")),
+                    )
+                } else {
+                    interactive::explain(e, &interaction.answers)
+                }
+            })?;
             output::print_raw(json, &raw, output::read)?;
         }
         ClientCommand::Prompt { name, interaction, target, .. } => {
@@ -505,7 +521,10 @@ async fn execute(
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result = client.request_raw::<GetPrompt>(&params, &progress.options(target.timeout())).await;
             drop(progress);
-            let (_, raw) = result.map_err(|e| interactive::explain(e, &interaction.answers))?;
+            let (_, raw) = match result {
+                Ok(answer) => answer,
+                Err(e) => return Err(unknown(client, Named::Prompt(name), e, &interaction.answers).await),
+            };
             output::print_raw(json, &raw, output::prompt)?;
         }
         ClientCommand::Complete { prompt, resource, argument, value, context, .. } => {
@@ -526,71 +545,60 @@ async fn execute(
             output::print_raw(json, &raw, output::complete)?;
         }
         ClientCommand::Listen { tools, prompts, resources, resource, target } => {
-            // No list chosen: every list.
-            let all = !(*tools || *prompts || *resources);
-            let filter = SubscriptionFilter {
-                tools_list_changed: (*tools || all).then_some(true),
-                prompts_list_changed: (*prompts || all).then_some(true),
-                resources_list_changed: (*resources || all).then_some(true),
-                resource_subscriptions: (!resource.is_empty()).then(|| resource.clone()),
-                ..Default::default()
-            };
-            let mut subscription = client.listen(filter).await?;
-            while let Some(event) = subscription.next().await {
-                let value = match event {
-                    // Log messages go to stderr. A legacy subscription's come from
-                    // `client.notifications()`, which `server_log::with_logs` shows already; a
-                    // modern one's are tagged with the subscription and reach it alone.
-                    SubscriptionEvent::Notification(ServerNotification::LoggingMessage(_))
-                        if !client.protocol_version().is_modern() =>
-                    {
-                        continue;
-                    }
-                    SubscriptionEvent::Notification(n @ ServerNotification::LoggingMessage(_)) => {
-                        if let Some(min) = target.log_level.level() {
-                            server_log::show(&n, min);
-                        }
-                        continue;
-                    }
-                    SubscriptionEvent::Acknowledged(filter) => json!({ "acknowledged": filter }),
-                    SubscriptionEvent::Notification(n) => notification_json(&n)?,
-                    SubscriptionEvent::Ended(Ok(())) => break,
-                    SubscriptionEvent::Ended(Err(e)) => return Err(e.into()),
-                    // An event kind a later mcp-client adds (non-exhaustive): not shown.
-                    _ => continue,
-                };
-                output::event(json, &value)?;
-            }
+            let asked = listen::Asked { tools: *tools, prompts: *prompts, resources: *resources, resource };
+            listen::run(client, asked, json, target.log_level.level()).await?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// A notification as `{"method": ..., "params": ...}`, the params as the server sent them.
-fn notification_json(n: &ServerNotification) -> anyhow::Result<Value> {
-    use serde_json::to_value;
-    let params = match n {
-        ServerNotification::Cancelled(p) => to_value(p)?,
-        ServerNotification::Progress(p) => to_value(p)?,
-        ServerNotification::LoggingMessage(p) => to_value(p)?,
-        ServerNotification::ResourceListChanged(p) => to_value(p)?,
-        ServerNotification::ResourceUpdated(p) => to_value(p)?,
-        ServerNotification::PromptListChanged(p) => to_value(p)?,
-        ServerNotification::ToolListChanged(p) => to_value(p)?,
-        ServerNotification::SubscriptionsAcknowledged(p) => to_value(p)?,
-        ServerNotification::ElicitationComplete(p) => to_value(p)?,
-        ServerNotification::TaskStatus(p) => to_value(p)?,
-        ServerNotification::Other { params, .. } => match params {
-            Some(text) => serde_json::from_str(text)?,
-            None => Value::Null,
-        },
-    };
-    let mut out = Map::new();
-    out.insert("method".into(), Value::String(n.method().to_owned()));
-    if !params.is_null() {
-        out.insert("params".into(), params);
+/// What a `call` or `prompt` named.
+enum Named<'a> {
+    Tool(&'a str),
+    Prompt(&'a str),
+}
+
+/// The error of a `call` or `prompt`: for an invalid-params answer about a name the server does
+/// not list, "no such tool" (status 5, with the names it has); otherwise as
+/// [`interactive::explain`] says.
+async fn unknown(
+    client: &Client,
+    named: Named<'_>,
+    error: ClientError,
+    answers: &AnswerArgs,
+) -> anyhow::Error {
+    let invalid = error.error_object().is_some_and(|e| e.code == mcp_types::error::code::INVALID_PARAMS);
+    if !invalid {
+        return interactive::explain(error, answers);
     }
-    Ok(Value::Object(out))
+    let (kind, name, names) = match named {
+        Named::Tool(name) => {
+            let tools = client.list_all_tools().await;
+            ("tool", name, tools.map(|t| t.into_iter().map(|t| t.name).collect::<Vec<_>>()))
+        }
+        Named::Prompt(name) => {
+            let prompts = client.list_all_prompts().await;
+            ("prompt", name, prompts.map(|p| p.into_iter().map(|p| p.name).collect::<Vec<_>>()))
+        }
+    };
+    match names {
+        Ok(names) if !names.iter().any(|n| n == name) => {
+            let message = format!("unknown {kind} {name:?} ({})", some_of(names.iter().map(String::as_str)));
+            status::tag(Status::NotFound, anyhow::Error::new(error).context(message))
+        }
+        _ => interactive::explain(error, answers),
+    }
+}
+
+/// "the server has: a, b, c" — at most 20 of `names`, or "the server has none".
+fn some_of<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = names.len();
+    if count == 0 {
+        return "the server has none".to_owned();
+    }
+    let shown: Vec<&str> = names.take(20).collect();
+    let more = if count > shown.len() { format!(" and {} more", count - shown.len()) } else { String::new() };
+    format!("the server has: {}{more}", shown.join(", "))
 }
 
 #[cfg(test)]

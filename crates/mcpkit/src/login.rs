@@ -159,11 +159,12 @@ impl Authorization {
                 .send()
                 .await
                 .map_err(|e| {
-                    anyhow::anyhow!(
+                    let error = anyhow::anyhow!(
                         "cannot reach {}: {}",
                         redact_url(url.as_str()),
                         mcp_client::error::with_causes(&e.without_url())
-                    )
+                    );
+                    crate::status::tag(crate::status::Status::Connection, error)
                 })?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
@@ -468,7 +469,7 @@ fn block_on(work: impl std::future::Future<Output = anyhow::Result<()>>) -> Exit
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcpkit: {}", crate::client::one_line(&e));
-            ExitCode::from(2)
+            crate::status::of(&e).exit_code()
         }
     }
 }

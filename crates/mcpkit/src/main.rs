@@ -17,6 +17,7 @@ mod gateway;
 mod gateway_status;
 mod generate;
 mod interactive;
+mod listen;
 mod logging;
 mod login;
 mod metrics;
@@ -25,6 +26,7 @@ mod progress;
 mod server_log;
 mod servers;
 mod signals;
+mod status;
 mod target;
 mod terminal;
 mod usage;
@@ -48,8 +50,9 @@ Examples:
   mcpkit list tools --server files --config ~/.config/mcpkit/config.json
       # config.json: {\"mcpServers\": {\"files\": {\"command\": \"npx\", \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \".\"]}}}
 
-Exit status: 0 success, 1 a tool reported an error (or `check` found a malformed message),
-2 usage, transport or protocol errors (one line on stderr).";
+Exit status: 0 success; 1 a tool reported an error (or `check` found a malformed message);
+2 usage (the command line or the configuration); 3 cannot connect, lost or timed out; 4 the
+server answered with an error; 5 no tool, prompt or resource of that name.";
 
 #[derive(Parser)]
 #[command(name = "mcpkit", version, about = "The Model Context Protocol, from the shell", after_help = TOUR)]

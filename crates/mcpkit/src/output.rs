@@ -78,19 +78,12 @@ pub(crate) fn print_raw(
     Ok(())
 }
 
-/// Prints one event of `listen`: a JSON line, or a readable line.
-pub(crate) fn event(json: bool, value: &Value) -> Result<(), WriteError> {
+/// Prints one event of `listen`: a JSON line, or a readable line made by `text`.
+pub(crate) fn event(json: bool, value: &Value, text: fn(&Value) -> String) -> Result<(), WriteError> {
     if json {
         return write(&format!("{value}\n"));
     }
-    let line = match value.get("method").and_then(Value::as_str) {
-        Some(method) => match value.get("params") {
-            Some(params) if params.as_object().is_some_and(|p| !p.is_empty()) => format!("{method} {params}"),
-            _ => method.to_owned(),
-        },
-        None => value.to_string(),
-    };
-    write(&format!("{}\n", terminal::line(&line)))
+    write(&format!("{}\n", terminal::line(&text(value))))
 }
 
 fn str_of<'a>(value: &'a Value, key: &str) -> Option<&'a str> {

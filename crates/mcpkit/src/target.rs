@@ -299,37 +299,39 @@ impl TargetArgs {
                 .max_request_timeout(Some(timeout))
                 .probe_timeout(timeout);
         }
-        let client = match target {
-            Target::Stdio { cmd, program, server, cwd } => {
-                let display = cmd.display();
-                match builder.connect_stdio(cmd).await {
-                    Ok(client) => client,
-                    Err(e) => return Err(stdio_failure(&e, &display, &program, server.as_deref(), cwd)),
+        // From here on, a failure is one of connecting (status 3), whatever its cause.
+        let connected = async move {
+            Ok(match target {
+                Target::Stdio { cmd, program, server, cwd } => {
+                    let display = cmd.display();
+                    match builder.connect_stdio(cmd).await {
+                        Ok(client) => client,
+                        Err(e) => return Err(stdio_failure(&e, &display, &program, server.as_deref(), cwd)),
+                    }
                 }
-            }
-            Target::Http { mut config, sse } => {
-                let url = redact_url(&config.url);
-                let authorized = config.headers.contains_key(mcp_client::reqwest::header::AUTHORIZATION);
-                let auth = crate::login::attach(&mut config, &self.oauth).await?;
-                let connected = if sse {
-                    builder.connect_http_sse(config).await
-                } else {
-                    builder.connect_http(config).await
-                };
-                match connected {
-                    Ok(client) => client,
-                    Err(e) => match auth.and_then(|a| a.login_hint(&url)) {
-                        Some(hint) => bail!(hint),
-                        None if refused_authorization(&e) && authorized => {
-                            return Err(e).with_context(|| {
-                                format!(
-                                    "cannot connect to {url}: it refused the Authorization header given \
+                Target::Http { mut config, sse } => {
+                    let url = redact_url(&config.url);
+                    let authorized = config.headers.contains_key(mcp_client::reqwest::header::AUTHORIZATION);
+                    let auth = crate::login::attach(&mut config, &self.oauth).await?;
+                    let connected = if sse {
+                        builder.connect_http_sse(config).await
+                    } else {
+                        builder.connect_http(config).await
+                    };
+                    match connected {
+                        Ok(client) => client,
+                        Err(e) => match auth.and_then(|a| a.login_hint(&url)) {
+                            Some(hint) => bail!(hint),
+                            None if refused_authorization(&e) && authorized => {
+                                return Err(e).with_context(|| {
+                                    format!(
+                                        "cannot connect to {url}: it refused the Authorization header given \
                                      (with --header or in the config entry's `headers`)"
-                                )
-                            });
-                        }
-                        None if refused_authorization(&e) => {
-                            return Err(e).with_context(|| {
+                                    )
+                                });
+                            }
+                            None if refused_authorization(&e) => {
+                                return Err(e).with_context(|| {
                                 format!(
                                     "cannot connect to {url}: it refused the request's authorization; give a \
                                      token or key with --header 'Authorization: Bearer TOKEN' (or the header \
@@ -337,16 +339,17 @@ impl TargetArgs {
                                      'mcpkit login {url}'"
                                 )
                             });
-                        }
-                        None => {
-                            let hint = endpoint_hint(&e, &url);
-                            return Err(e).with_context(|| format!("cannot connect to {url}{hint}"));
-                        }
-                    },
+                            }
+                            None => {
+                                let hint = endpoint_hint(&e, &url);
+                                return Err(e).with_context(|| format!("cannot connect to {url}{hint}"));
+                            }
+                        },
+                    }
                 }
-            }
+            })
         };
-        Ok(client)
+        connected.await.map_err(|e| crate::status::tag(crate::status::Status::Connection, e))
     }
 }
 

@@ -110,9 +110,9 @@ fn call_fail_exits_1() {
 }
 
 #[test]
-fn call_unknown_tool_exits_2_with_one_line() {
+fn call_unknown_tool_exits_5_with_one_line() {
     let (code, out, err) = stdio(&["call", "no_such_tool"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 5, "unknown tool");
     assert!(out.is_empty(), "{out}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("mcpkit: "), "{err}");
@@ -299,8 +299,8 @@ fn describe_shows_one_tool_whole() {
     assert_eq!(tool["inputSchema"]["required"], serde_json::json!(["a", "b"]));
     assert_eq!(tool["outputSchema"]["properties"]["sum"]["type"], "number");
     let (code, out, err) = stdio(&["describe", "nope"]);
-    assert_eq!(code, 2, "{out}");
-    assert!(err.contains(r#"no tool named "nope""#) && err.contains("echo, add"), "{err}");
+    assert_eq!(code, 5, "{out}");
+    assert!(err.contains(r#"unknown tool "nope""#) && err.contains("echo, add"), "{err}");
 }
 
 #[test]
@@ -374,7 +374,7 @@ fn over_http() {
     assert_eq!(code, 1);
 
     let (code, _, err) = mcpkit(&["call", "no_such_tool", "--url", url]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 5);
     assert_eq!(err.lines().count(), 1, "{err}");
 
     let (code, out, err) = mcpkit(&["info", "--url", url]);
@@ -472,7 +472,7 @@ fn timeouts_must_be_positive_and_not_too_large() {
 fn progress_does_not_extend_the_timeout() {
     // The countdown reports progress every second: a 1.5 s limit ends it all the same.
     let (code, out, err) = stdio(&["call", "countdown", "--arg", "seconds=3", "--timeout", "1.5"]);
-    assert_eq!(code, 2, "{out}");
+    assert_eq!(code, 3, "timed out: {out}");
     assert!(err.contains("no answer within 1.5s"), "{err}");
 }
 
@@ -481,7 +481,7 @@ fn passwords_in_urls_are_not_printed() {
     let url = format!("http://user:s3cr3tpw@{}/mcp", support::closed_authority());
     for args in [vec!["info", "--url", &url], vec!["login", &url]] {
         let (code, _, err) = mcpkit(&args);
-        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(code, 3, "{args:?}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(!err.contains("s3cr3tpw"), "{err}");
         assert!(err.contains("http://user:***@127.0.0.1:"), "{err}");
@@ -494,16 +494,16 @@ fn passwords_in_urls_are_not_printed() {
 fn a_server_that_exits_while_connecting_points_to_its_stderr() {
     // Its stderr's last lines are in the error, without -vv.
     let (code, _, err) = mcpkit(&["info", "--", BIN, "serve", "--no-such-flag"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "cannot connect");
     assert!(err.starts_with("mcpkit: cannot connect to "), "{err}");
     assert!(err.contains("its stderr ended with:") && err.contains("--no-such-flag"), "{err}");
     // A server that says nothing: the error says so.
     let (code, _, err) = mcpkit(&["info", "--", "sh", "-c", "exit 3"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
     assert!(err.contains("it wrote nothing on its stderr"), "{err}");
     // With -vv its stderr was shown as it came: not repeated in the error.
     let (code, _, err) = mcpkit(&["-vv", "info", "--", BIN, "serve", "--no-such-flag"]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3);
     assert!(err.contains("[stderr] ") && !err.contains("its stderr ended with"), "{err}");
 }
 
@@ -574,7 +574,7 @@ fn config_entries_are_decoded_one_at_a_time() {
     ];
     for (name, expected) in cases {
         let (code, _, err) = mcpkit(&["info", "--config", file, "--server", name]);
-        assert_eq!(code, 2, "{name}");
+        assert_eq!(code, if matches!(name, "spaces" | "missing") { 3 } else { 2 }, "{name}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.starts_with(&format!("mcpkit: {expected}")), "{name}: {err}");
         if name == "missing" {
@@ -628,4 +628,42 @@ fn list_declares_what_call_would() {
     let (code, out, err) = mcpkit(&["describe", "confirm", "--yes", "--json", "--", "bash", script]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["name"], "confirm");
+}
+
+/// `listen` asks only for what the server announces, says so on a terminal, and ends with the
+/// server: never a wait that nothing can end.
+#[test]
+fn listen_hears_what_the_server_announces_and_ends_with_it() {
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let changing = fixtures.join("changing_server.sh");
+    let changing = changing.to_str().unwrap();
+    // JSON: the acknowledgement, the change, then the server is gone (status 3).
+    let (code, out, err) = mcpkit(&["listen", "--", "bash", changing]);
+    assert_eq!(code, 3, "{out}\n{err}");
+    let lines: Vec<serde_json::Value> = out.lines().map(json).collect();
+    assert_eq!(lines[0], serde_json::json!({"acknowledged": {"toolsListChanged": true}}));
+    assert_eq!(lines[1]["method"], "notifications/tools/list_changed");
+    assert!(err.contains("server process exited"), "{err}");
+    // A terminal: sentences.
+    let out = support::on_a_terminal(support::command(&["listen", "--", "bash", changing]));
+    assert!(out.contains("listening for tool list changes (Ctrl-C to stop)\ntools changed\n"), "{out}");
+    // What it does not announce: refused at once (status 4), not waited for.
+    for (args, expected) in [
+        (&["--prompts"][..], "does not announce prompt list changes (prompts.listChanged)"),
+        (&["--resource", "demo://x"][..], "does not announce resource updates (resources.subscribe)"),
+    ] {
+        let mut all = vec!["listen"];
+        all.extend_from_slice(args);
+        all.extend(["--", "bash", changing]);
+        let (code, _, err) = mcpkit(&all);
+        assert_eq!(code, 4, "{args:?}: {err}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    let silent = fixtures.join("session_server.sh");
+    let (code, _, err) = mcpkit(&["listen", "--", "bash", silent.to_str().unwrap()]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        err.contains("announces no change notifications") && err.contains("nothing to listen for"),
+        "{err}"
+    );
 }

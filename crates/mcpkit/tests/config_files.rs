@@ -138,7 +138,7 @@ fn project_files_come_first_and_vs_code_entries_are_expanded() {
     let user = project.root.join("xdg/mcpkit/config.json");
     let args = ["call", "whoami", "--server", "shadowed", "--config", user.to_str().unwrap()];
     let (code, _, err) = support::run_with(project.command(&args), None);
-    assert_eq!(code, 2);
+    assert_eq!(code, 3, "cannot start");
     assert!(err.contains("cannot start \"/nonexistent/program\""), "{err}");
 }
 

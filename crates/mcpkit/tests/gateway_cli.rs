@@ -55,12 +55,12 @@ fn tools_of_two_upstreams_are_named_and_forwarded() {
 
     // A name nobody serves is the gateway's invalid-params error.
     let (code, out, err) = through_stdio(&config, &["call", "no_such_tool"], None);
-    assert_eq!(code, 2, "{out} {err}");
+    assert_eq!(code, 5, "{out} {err}");
     assert!(out.is_empty(), "{out}");
     assert!(err.contains("-32602"), "{err}");
     // Nor is a prefixed name of the unprefixed upstream served.
     let (code, _, err) = through_stdio(&config, &["call", "a__echo", "--arg", "text=x"], None);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(err.contains("-32602"), "{err}");
 }
 
@@ -84,7 +84,7 @@ fn the_same_over_http_downstream() {
     assert_eq!(json(&out)["isError"], true, "{out}");
 
     let (code, _, err) = through_url(gateway.url(), &["call", "no_such_tool"]);
-    assert_eq!(code, 2, "{err}");
+    assert_eq!(code, 5, "{err}");
     assert!(err.contains("-32602"), "{err}");
 }
 

@@ -65,7 +65,7 @@ fn a_slow_upstream_is_an_internal_error_naming_it() {
     // The countdown reports progress every second: a limit of 300 ms expires all the same.
     let config = dir.write_config(&stdio_upstream("slow", "timeout_ms = 300"));
     let (code, out, err) = through_stdio(&config, &["-v", "call", "countdown", "--arg", "seconds=5"], None);
-    assert_eq!(code, 2, "{out}\n{err}");
+    assert_eq!(code, 4, "an error answer: {out}\n{err}");
     let answer = err
         .lines()
         .filter_map(|l| l.strip_prefix("<- "))

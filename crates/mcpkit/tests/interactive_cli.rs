@@ -110,7 +110,7 @@ fn a_declined_haiku_reaches_the_server_as_a_rejection() {
     let args = ["call", "haiku", "--arg", "topic=autumn", "--interactive"];
     // Modern: the input round cannot be completed, so the call fails client-side.
     let modern = mcpkit(MODERN, &args, Some(":decline\n"));
-    assert_eq!(modern.code, 2, "{}", modern.stderr);
+    assert_eq!(modern.code, 4, "{}", modern.stderr);
     let last = modern.stderr.lines().last().unwrap();
     assert!(
         last.starts_with("mcpkit: ") && last.contains("the user declined the sampling request"),

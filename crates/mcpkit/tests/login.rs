@@ -165,7 +165,7 @@ fn a_token_given_with_header_is_used_and_never_printed() {
     // help: the header given replaces it), and still not the token.
     let wrong = "Authorization: Bearer not-a-token";
     let refused = mcpkit(&credentials, &["list", "tools", "--url", &url, "--header", wrong]).finish();
-    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+    assert_eq!(refused.status.code(), Some(3), "{}", refused.stderr);
     assert!(refused.stderr.contains("refused the Authorization header given"), "{}", refused.stderr);
     assert!(!refused.stderr.contains("mcpkit login"), "{}", refused.stderr);
     assert!(!refused.stderr.contains("not-a-token"), "{}", refused.stderr);
@@ -223,7 +223,7 @@ fn login_then_list_then_logout() {
 
     // Without a login, a command without a terminal fails with one line saying what to do.
     let before = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
-    assert_eq!(before.status.code(), Some(2), "{}", before.stderr);
+    assert_eq!(before.status.code(), Some(3), "{}", before.stderr);
     assert_eq!(before.stderr, needs_login(&url));
     assert_eq!(auth.record().authorizations, 0);
 
@@ -295,7 +295,7 @@ fn login_then_list_then_logout() {
     let config_arg = config.to_str().unwrap();
     let pinned =
         mcpkit(&credentials, &["list", "tools", "--server", "pinned", "--config", config_arg]).finish();
-    assert_eq!(pinned.status.code(), Some(2), "{}", pinned.stderr);
+    assert_eq!(pinned.status.code(), Some(3), "{}", pinned.stderr);
     assert!(!pinned.stderr.contains("mcpkit login"), "{}", pinned.stderr);
     // ... while the same entry without it uses the stored token.
     let entry = serde_json::json!({ "mcpServers": { "plain": { "url": url } } });
@@ -313,7 +313,7 @@ fn login_then_list_then_logout() {
     assert_eq!(again.status.code(), Some(0));
     assert!(again.stdout.starts_with(&format!("not logged in to {url}")), "{}", again.stdout);
     let after = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
-    assert_eq!(after.status.code(), Some(2), "{}", after.stderr);
+    assert_eq!(after.status.code(), Some(3), "{}", after.stderr);
     assert_eq!(after.stderr, needs_login(&url));
     assert_eq!(auth.record().authorizations, 1);
 }
@@ -344,7 +344,7 @@ fn a_refused_authorization_fails_the_login() {
     assert!(page.contains("authorization failed (access_denied: the user &lt;declined&gt;)"), "{page}");
 
     let done = login.finish();
-    assert_eq!(done.status.code(), Some(2), "{}", done.stderr);
+    assert_eq!(done.status.code(), Some(4), "{}", done.stderr);
     let last = done.stderr.lines().last().unwrap_or_default();
     assert!(last.starts_with(&format!("mcpkit: login to {url} failed")), "{}", done.stderr);
     assert!(last.contains("access_denied"), "{}", done.stderr);
@@ -357,7 +357,7 @@ fn a_refused_authorization_fails_the_login() {
     assert_eq!(files.len(), 1, "the registration: {files:?}");
     std::fs::write(&files[0], "{ corrupt").unwrap();
     let list = mcpkit(&credentials, &["list", "tools", "--url", &url]).finish();
-    assert_eq!(list.status.code(), Some(2), "{}", list.stderr);
+    assert_eq!(list.status.code(), Some(3), "{}", list.stderr);
     assert_eq!(list.stderr.lines().count(), 1, "{}", list.stderr);
     assert!(
         list.stderr.starts_with(&format!("mcpkit: {url} requires authorization: run 'mcpkit login {url}'"))
