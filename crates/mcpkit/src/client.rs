@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::interactive::{AnswerArgs, InteractionArgs};
 use crate::status::{self, Status};
 use crate::target::TargetArgs;
-use crate::{interactive, listen, output, progress, server_log, signals};
+use crate::{interactive, listen, output, progress, save, server_log, signals};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -37,6 +37,11 @@ pub(crate) enum ClientCommand {
         after_help = "Examples:\n  mcpkit info -- mcpkit serve --stdio\n  mcpkit info --url http://127.0.0.1:8080/mcp\n  mcpkit info --server files --json   # an entry of the mcpServers config"
     )]
     Info {
+        /// For a legacy server, which names only the revision it agreed to: connect once more
+        /// per older revision to find which it also accepts (a stdio server is started again
+        /// for each).
+        #[arg(long)]
+        probe: bool,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -84,6 +89,10 @@ pub(crate) enum ClientCommand {
         /// content (shown by default; the structured result is shown when there is no text).
         #[arg(long)]
         structured: bool,
+        /// Write the result's images, audio and blobs to files in DIR (created if missing; never
+        /// over an existing file), each named on stderr.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         interaction: InteractionArgs,
         #[command(flatten)]
@@ -96,6 +105,10 @@ pub(crate) enum ClientCommand {
     Read {
         /// The resource's URI.
         uri: String,
+        /// Write the contents (text and blobs) to files in DIR (created if missing; never over an
+        /// existing file), each named on stderr.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         interaction: InteractionArgs,
         #[command(flatten)]
@@ -111,6 +124,10 @@ pub(crate) enum ClientCommand {
         /// An argument `KEY=VALUE`.
         #[arg(long = "arg", value_name = "KEY=VALUE")]
         args: Vec<String>,
+        /// Write the messages' images, audio and blobs to files in DIR (created if missing;
+        /// never over an existing file), each named on stderr.
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         interaction: InteractionArgs,
         #[command(flatten)]
@@ -237,7 +254,7 @@ pub(crate) fn one_line(e: &anyhow::Error) -> String {
 
 fn target_of(command: &ClientCommand) -> &TargetArgs {
     match command {
-        ClientCommand::Info { target }
+        ClientCommand::Info { target, .. }
         | ClientCommand::List { target, .. }
         | ClientCommand::Describe { target, .. }
         | ClientCommand::Call { target, .. }
@@ -415,8 +432,16 @@ async fn execute(
     prompt_arguments: BTreeMap<String, String>,
 ) -> anyhow::Result<ExitCode> {
     match command {
-        ClientCommand::Info { .. } => {
-            let info = json!({
+        ClientCommand::Info { probe, target } => {
+            let negotiated = client.protocol_version();
+            let mut versions = client.server_versions();
+            let legacy = !negotiated.is_modern();
+            if *probe && legacy {
+                versions = vec![negotiated.as_str().to_owned()];
+                versions
+                    .extend(accepted_older(target, negotiated).await.iter().map(|v| v.as_str().to_owned()));
+            }
+            let mut info = json!({
                 "era": if client.era() == mcp_types::Era::Modern { "modern" } else { "legacy" },
                 "protocolVersion": client.protocol_version().as_str(),
                 "transport": match client.transport_kind() {
@@ -426,10 +451,14 @@ async fn execute(
                     _ => "other",
                 },
                 "serverInfo": client.server_info(),
-                "serverVersions": client.server_versions(),
+                "serverVersions": versions,
                 "capabilities": client.server_capabilities(),
                 "instructions": client.instructions(),
             });
+            if legacy {
+                // Whether `serverVersions` was probed, or is the one revision agreed to.
+                info["versionsProbed"] = Value::Bool(*probe);
+            }
             output::print(json, &info, output::info)?;
         }
         ClientCommand::List { kind, .. } => {
@@ -475,7 +504,7 @@ async fn execute(
             };
             output::print(json, &serde_json::to_value(found)?, output::tool)?;
         }
-        ClientCommand::Call { tool, interaction, target, structured, .. } => {
+        ClientCommand::Call { tool, interaction, target, structured, save, .. } => {
             let (mut arguments, typed) = call_arguments;
             fit_to_schema(client, tool, &mut arguments, &typed).await;
             let mut params = mcp_types::CallToolRequestParams::new(tool);
@@ -490,11 +519,14 @@ async fn execute(
             let failed = result.is_error == Some(true);
             let text = if *structured { output::call_structured } else { output::call };
             output::print_raw(json, &raw, text)?;
+            if let Some(dir) = save {
+                save::save(dir, save::Kind::Call, &serde_json::from_str(raw.get())?)?;
+            }
             if failed {
                 return Ok(Status::ToolError.exit_code());
             }
         }
-        ClientCommand::Read { uri, interaction, target, .. } => {
+        ClientCommand::Read { uri, interaction, target, save } => {
             let params = mcp_types::ReadResourceRequestParams::new(uri);
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
             let result =
@@ -514,8 +546,11 @@ async fn execute(
                 }
             })?;
             output::print_raw(json, &raw, output::read)?;
+            if let Some(dir) = save {
+                save::save(dir, save::Kind::Read, &serde_json::from_str(raw.get())?)?;
+            }
         }
-        ClientCommand::Prompt { name, interaction, target, .. } => {
+        ClientCommand::Prompt { name, interaction, target, save, .. } => {
             let mut params = mcp_types::GetPromptRequestParams::new(name);
             params.arguments = (!prompt_arguments.is_empty()).then_some(prompt_arguments);
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
@@ -526,6 +561,9 @@ async fn execute(
                 Err(e) => return Err(unknown(client, Named::Prompt(name), e, &interaction.answers).await),
             };
             output::print_raw(json, &raw, output::prompt)?;
+            if let Some(dir) = save {
+                save::save(dir, save::Kind::Prompt, &serde_json::from_str(raw.get())?)?;
+            }
         }
         ClientCommand::Complete { prompt, resource, argument, value, context, .. } => {
             let mut params = match (prompt, resource) {
@@ -550,6 +588,30 @@ async fn execute(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The legacy revisions older than `negotiated` that the server also accepts: one connection
+/// pinned to each, newest first.
+async fn accepted_older(
+    target: &TargetArgs,
+    negotiated: mcp_types::ProtocolVersion,
+) -> Vec<mcp_types::ProtocolVersion> {
+    let mut accepted = Vec::new();
+    for version in mcp_types::ProtocolVersion::ALL.iter().rev().copied() {
+        if version.is_modern() || version >= negotiated {
+            continue;
+        }
+        match target.connect_pinned(version).await {
+            Ok(client) => {
+                if client.protocol_version() == version {
+                    accepted.push(version);
+                }
+                client.close().await;
+            }
+            Err(e) => tracing::debug!("{}: not accepted ({e:#})", version.as_str()),
+        }
+    }
+    accepted
 }
 
 /// What a `call` or `prompt` named.

@@ -23,6 +23,7 @@ mod login;
 mod metrics;
 mod output;
 mod progress;
+mod save;
 mod server_log;
 mod servers;
 mod signals;

@@ -421,7 +421,13 @@ pub(crate) fn info(value: &Value) -> String {
     ];
     if let Some(versions) = value.get("serverVersions").and_then(Value::as_array) {
         let list: Vec<&str> = versions.iter().filter_map(Value::as_str).collect();
-        rows.push(("supports".to_owned(), list.join(", ")));
+        let mut supports = list.join(", ");
+        if value.get("versionsProbed") == Some(&Value::Bool(false)) {
+            supports.push_str(
+                " (a legacy server names only the revision it agrees to; --probe tries the others)",
+            );
+        }
+        rows.push(("supports".to_owned(), supports));
     }
     if let Some(caps) = value.get("capabilities").and_then(Value::as_object) {
         let names: Vec<&str> = caps.keys().map(String::as_str).collect();

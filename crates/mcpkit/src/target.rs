@@ -275,6 +275,19 @@ impl TargetArgs {
     /// answers the server's elicitation, sampling and roots requests as it says; without it, the
     /// client registers no handlers, so it declares none of those capabilities.
     pub(crate) async fn connect(&self, interaction: Option<&AnswerArgs>) -> anyhow::Result<Client> {
+        self.connect_as(interaction, self.protocol_version).await
+    }
+
+    /// [`connect`](Self::connect) speaking `version` only, whatever `--protocol-version` says.
+    pub(crate) async fn connect_pinned(&self, version: ProtocolVersion) -> anyhow::Result<Client> {
+        self.connect_as(None, Some(version)).await
+    }
+
+    async fn connect_as(
+        &self,
+        interaction: Option<&AnswerArgs>,
+        pinned: Option<ProtocolVersion>,
+    ) -> anyhow::Result<Client> {
         let target = self.target()?;
         let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION"));
         if let Some(version) = self.entry_pin.get() {
@@ -283,7 +296,7 @@ impl TargetArgs {
         if let Some(parent) = TRACE.get().copied() {
             builder = builder.trace_context(move || Some(parent));
         }
-        if let Some(version) = self.protocol_version {
+        if let Some(version) = pinned {
             builder = builder.pin_version(version);
         }
         if let Some(interaction) = interaction {

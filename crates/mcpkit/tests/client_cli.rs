@@ -667,3 +667,48 @@ fn listen_hears_what_the_server_announces_and_ends_with_it() {
         "{err}"
     );
 }
+
+/// `--save DIR`: images and blobs land in files, named on stderr; the output is unchanged.
+#[test]
+fn images_and_blobs_are_saved_to_files() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media_server.sh");
+    let script = script.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("mcpkit-test-saved-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let saved = dir.to_str().unwrap();
+    let (code, out, err) = mcpkit(&["call", "picture", "--save", saved, "--", "bash", script]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["content"][1]["type"], "image", "the result as sent: {out}");
+    let png = dir.join("image-2.png");
+    assert!(err.contains(&format!("saved {} (image/png, 8 bytes)", png.display())), "{err}");
+    assert_eq!(std::fs::read(&png).unwrap(), b"\x89PNG\r\n\x1a\n");
+    let (code, _, err) = mcpkit(&["read", "demo://files/data.bin", "--save", saved, "--", "bash", script]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(dir.join("data.bin")).unwrap(), [0, 1, 2], "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A legacy server names only the revision it agrees to: `info` says so, and `--probe` finds
+/// the others it accepts.
+#[test]
+fn info_probes_the_revisions_of_a_legacy_server() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/media_server.sh");
+    let script = script.to_str().unwrap();
+    let (code, out, err) = mcpkit(&["info", "--", "bash", script]);
+    assert_eq!(code, 0, "{err}");
+    let info = json(&out);
+    assert_eq!(
+        (info["serverVersions"].clone(), info["versionsProbed"].clone()),
+        (serde_json::json!(["2025-11-25"]), false.into())
+    );
+    let (code, out, err) = mcpkit(&["info", "--probe", "--", "bash", script]);
+    assert_eq!(code, 0, "{err}");
+    let info = json(&out);
+    assert_eq!(info["serverVersions"], serde_json::json!(["2025-11-25", "2025-03-26"]));
+    assert_eq!(info["versionsProbed"], true);
+    let text = support::on_a_terminal(support::command(&["info", "--", "bash", script]));
+    assert!(text.contains("supports      2025-11-25 (a legacy server names only the revision it agrees to; --probe tries the others)"), "{text}");
+    // A modern server says them all itself.
+    let (_, out, _) = stdio(&["info"]);
+    assert!(json(&out).get("versionsProbed").is_none(), "{out}");
+}
