@@ -54,6 +54,7 @@ pub(crate) fn host_and_origin(
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("null");
         if origin == "null" || !origins.iter().any(|allowed| allowed.eq_ignore_ascii_case(origin)) {
+            logged_refusal(&ORIGINS_REFUSED, "Origin", origin);
             return Err(refuse(StatusCode::FORBIDDEN, "Origin not allowed"));
         }
     }
@@ -65,10 +66,30 @@ pub(crate) fn host(hosts: &[String], headers: &HeaderMap) -> Result<(), Refusal>
     if !hosts.is_empty() {
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host)) {
+            logged_refusal(&HOSTS_REFUSED, "Host", host);
             return Err(refuse(StatusCode::FORBIDDEN, "Host not allowed"));
         }
     }
     Ok(())
+}
+
+/// Requests refused for their `Host`, and for their `Origin`, since the process started.
+static HOSTS_REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static ORIGINS_REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Logs a refused `Host` or `Origin` — an operator whose clients use a name the server does not
+/// know sees why they get `403` — at the 1st, 2nd, 4th, 8th... refusal: a flood of them (a
+/// rebinding attempt) cannot flood the log.
+fn logged_refusal(count: &std::sync::atomic::AtomicU64, header: &str, value: &str) {
+    let n = count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    if n.is_power_of_two() {
+        let value: String = value.chars().take(256).collect();
+        tracing::warn!(
+            target: "mcp_http",
+            "refused a request with {header} {value:?}: not an allowed {} ({n} refused so far; allow it in the server's configuration)",
+            header.to_ascii_lowercase()
+        );
+    }
 }
 
 /// A POST body must be JSON (a cross-site form POST sends `text/plain`).

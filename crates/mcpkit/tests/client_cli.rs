@@ -283,6 +283,13 @@ fn serve_accepts_the_hosts_it_is_told_to() {
     let plain = serve_http(&[]);
     let port = plain.url().rsplit(':').next().unwrap().split('/').next().unwrap().to_owned();
     assert!(status_with_host(plain.url(), &format!("mcp.test:{port}")).contains(" 403 "));
+    // The server says why, so that its operator knows what to allow.
+    let logged = format!("refused a request with Host \"mcp.test:{port}\": not an allowed host");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !plain.stderr().contains(&logged) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(plain.stderr().contains(&logged), "{}", plain.stderr());
     let widened = serve_http(&["--allow-host", "mcp.test"]);
     let port = widened.url().rsplit(':').next().unwrap().split('/').next().unwrap().to_owned();
     let status = status_with_host(widened.url(), &format!("mcp.test:{port}"));
