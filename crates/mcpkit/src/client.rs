@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use crate::interactive::{AnswerArgs, InteractionArgs};
 use crate::status::{self, Status};
 use crate::target::TargetArgs;
-use crate::{interactive, listen, output, progress, save, server_log, signals};
+use crate::{bench, interactive, listen, output, progress, save, server_log, signals};
 
 /// What `mcpkit list` lists.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -156,6 +156,24 @@ pub(crate) enum ClientCommand {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// Measure a tool: latency percentiles and throughput of calls at a given concurrency, over
+    /// one connection. Exits 1 when some calls were tool errors, 3 or 4 when some failed.
+    #[command(
+        after_help = "Examples:\n  mcpkit bench echo --arg text=hi --requests 5000 --concurrency 16 -- mcpkit serve --stdio\n  mcpkit bench add '{\"a\": 1, \"b\": 2}' --duration 10 --url http://127.0.0.1:8080/mcp --json"
+    )]
+    Bench {
+        /// The tool's name.
+        tool: String,
+        /// The arguments, a JSON object (the same for every call).
+        arguments: Option<String>,
+        /// An argument `KEY=VALUE`; VALUE is JSON when it parses as JSON, else a string.
+        #[arg(long = "arg", value_name = "KEY=VALUE")]
+        args: Vec<String>,
+        #[command(flatten)]
+        load: bench::LoadArgs,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
     /// Print change notifications as they arrive, until interrupted or the subscription ends.
     ///
     /// Without --tools, --prompts or --resources, every list change (tools, prompts and
@@ -237,6 +255,7 @@ fn span_name(command: &ClientCommand) -> String {
         ClientCommand::Info { .. } => "mcpkit info".to_owned(),
         ClientCommand::List { .. } => "mcpkit list".to_owned(),
         ClientCommand::Describe { .. } => "mcpkit describe".to_owned(),
+        ClientCommand::Bench { .. } => "mcpkit bench".to_owned(),
         ClientCommand::Read { .. } => "resources/read".to_owned(),
         ClientCommand::Prompt { .. } => "prompts/get".to_owned(),
         ClientCommand::Complete { .. } => "completion/complete".to_owned(),
@@ -261,7 +280,8 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
         | ClientCommand::Read { target, .. }
         | ClientCommand::Prompt { target, .. }
         | ClientCommand::Complete { target, .. }
-        | ClientCommand::Listen { target, .. } => target,
+        | ClientCommand::Listen { target, .. }
+        | ClientCommand::Bench { target, .. } => target,
     }
 }
 
@@ -274,7 +294,10 @@ fn interaction_of(command: &ClientCommand) -> Option<&AnswerArgs> {
         | ClientCommand::Read { interaction, .. }
         | ClientCommand::Prompt { interaction, .. } => Some(&interaction.answers),
         ClientCommand::List { answers, .. } | ClientCommand::Describe { answers, .. } => Some(answers),
-        ClientCommand::Info { .. } | ClientCommand::Complete { .. } | ClientCommand::Listen { .. } => None,
+        ClientCommand::Info { .. }
+        | ClientCommand::Complete { .. }
+        | ClientCommand::Listen { .. }
+        | ClientCommand::Bench { .. } => None,
     }
 }
 
@@ -376,7 +399,7 @@ async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
     let mut call_arguments = (Value::Null, Vec::new());
     let mut prompt_arguments = BTreeMap::new();
     match &command {
-        ClientCommand::Call { arguments, args, .. } => {
+        ClientCommand::Call { arguments, args, .. } | ClientCommand::Bench { arguments, args, .. } => {
             call_arguments = tool_arguments(arguments.as_deref(), args)?;
         }
         ClientCommand::Prompt { args, .. } => {
@@ -503,6 +526,19 @@ async fn execute(
                 return Err(status::tag(Status::NotFound, anyhow!(message)));
             };
             output::print(json, &serde_json::to_value(found)?, output::tool)?;
+        }
+        ClientCommand::Bench { tool, load, .. } => {
+            let tools = client.list_all_tools().await?;
+            if !tools.iter().any(|t| &t.name == tool) {
+                let message =
+                    format!("unknown tool {tool:?} ({})", some_of(tools.iter().map(|t| t.name.as_str())));
+                return Err(status::tag(Status::NotFound, anyhow!(message)));
+            }
+            let (mut arguments, typed) = call_arguments;
+            fit_to_schema(client, tool, &mut arguments, &typed).await;
+            let mut params = mcp_types::CallToolRequestParams::new(tool);
+            params.arguments = arguments.as_object().cloned();
+            return bench::run(client, params, load, json).await;
         }
         ClientCommand::Call { tool, interaction, target, structured, save, .. } => {
             let (mut arguments, typed) = call_arguments;

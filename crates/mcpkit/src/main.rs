@@ -9,6 +9,7 @@
 //! definitions the parser uses. A usage error is one line on stderr and exit status 2.
 
 mod auth;
+mod bench;
 mod check;
 mod client;
 mod credentials;

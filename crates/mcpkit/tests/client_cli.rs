@@ -719,3 +719,43 @@ fn info_probes_the_revisions_of_a_legacy_server() {
     let (_, out, _) = stdio(&["info"]);
     assert!(json(&out).get("versionsProbed").is_none(), "{out}");
 }
+
+/// `bench`: every call measured is answered and counted; tool errors and unknown tools apart.
+#[test]
+fn bench_measures_a_tool_of_any_server() {
+    let (code, out, err) = stdio(&[
+        "bench",
+        "echo",
+        "--arg",
+        "text=hi",
+        "--requests",
+        "300",
+        "--concurrency",
+        "4",
+        "--warmup",
+        "20",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report = json(&out);
+    assert_eq!((report["answered"].as_u64(), report["failures"].as_u64()), (Some(300), Some(0)), "{report}");
+    assert_eq!((report["tool"].as_str(), report["concurrency"].as_u64()), (Some("echo"), Some(4)));
+    let ms = |q: &str| report["latencyMs"][q].as_f64().unwrap();
+    assert!(
+        0.0 < ms("p50") && ms("p50") <= ms("p90") && ms("p90") <= ms("p99") && ms("p99") <= ms("max"),
+        "{report}"
+    );
+    assert!(report["callsPerSecond"].as_f64().unwrap() > 0.0, "{report}");
+
+    let (code, out, _) = stdio(&["bench", "fail", "--requests", "10", "--warmup", "0"]);
+    assert_eq!(code, 1, "tool errors");
+    assert_eq!(json(&out)["toolErrors"], 10);
+    let (code, out, err) = stdio(&["bench", "nope", "--requests", "10"]);
+    assert_eq!((code, out.as_str()), (5, ""), "{err}");
+    assert!(err.contains("unknown tool \"nope\""), "{err}");
+
+    let server = serve_http(&[]);
+    let (code, out, err) =
+        mcpkit(&["bench", "add", r#"{"a": 1, "b": 2}"#, "--requests", "100", "--url", server.url()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["answered"], 100);
+}
