@@ -24,6 +24,8 @@ mod login;
 mod metrics;
 mod output;
 mod progress;
+mod record;
+mod replay;
 mod save;
 mod server_log;
 mod servers;
@@ -98,6 +100,18 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     #[command(flatten)]
     Client(client::ClientCommand),
+    /// Record a stdio server's session: a proxy to put in place of the server in a host's
+    /// config, writing every message both ways, with its time, to FILE (JSON Lines).
+    #[command(
+        after_help = "Examples:\n  mcpkit record session.jsonl -- npx -y @modelcontextprotocol/server-everything\n  # in a host's mcpServers: {\"command\": \"mcpkit\", \"args\": [\"record\", \"/tmp/s.jsonl\", \"--\", \"my-server\"]}"
+    )]
+    Record(record::RecordArgs),
+    /// Serve a recording as a stdio server (a mock for a host's tests), or with --check send its
+    /// client side to a live server and report every answer that differs.
+    #[command(
+        after_help = "Examples:\n  mcpkit list tools -- mcpkit replay session.jsonl\n  mcpkit replay --check session.jsonl -- my-server --its-flags   # exits 1 when an answer differs"
+    )]
+    Replay(replay::ReplayArgs),
     /// Log in to an MCP server that requires OAuth authorization, and keep its tokens.
     ///
     /// Runs the authorization code grant in the browser through a loopback redirect
@@ -271,6 +285,8 @@ fn main() -> ExitCode {
             login::login(args)
         }
         Command::Logout(args) => login::logout(args),
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Completions(args) => generate::completions(args, Cli::command()),
         Command::Man(args) => generate::man(args, Cli::command()),
         Command::Versions(args) => versions(&args),

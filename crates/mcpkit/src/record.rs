@@ -1,0 +1,260 @@
+//! `mcpkit record FILE -- SERVER…`: a transparent stdio proxy in front of a server that writes
+//! every message of the session, both ways, with its time, to FILE as JSON Lines (the format
+//! is docs/RECORDING.md's). A host runs it in place of the server (its `mcpServers` entry's
+//! `command` becomes `mcpkit`, `args` `["record", "FILE", "--", …]`); the host's messages and
+//! the server's answers pass through unchanged, and the server's stderr is the proxy's.
+//!
+//! The recording keeps messages, never the environment or headers: a secret the host gives the
+//! server through its environment is not written.
+
+use std::path::PathBuf;
+use std::process::{ExitCode, Stdio};
+use std::time::Instant;
+
+use anyhow::Context;
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// The first line's `format` member, and its version.
+pub(crate) const FORMAT: &str = "mcpkit-recording";
+pub(crate) const FORMAT_VERSION: u64 = 1;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct RecordArgs {
+    /// The recording to write (JSON Lines; replaced if it exists).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The server command line (stdio), after `--`. It gets mcpkit's whole environment, as it
+    /// would from the host.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+/// Which way a message went.
+#[derive(Clone, Copy)]
+enum Way {
+    /// Host (client) to server.
+    ToServer,
+    /// Server to host (client).
+    ToClient,
+}
+
+impl Way {
+    fn as_str(self) -> &'static str {
+        match self {
+            Way::ToServer => "to-server",
+            Way::ToClient => "to-client",
+        }
+    }
+}
+
+/// One line of the recording for `line` sent `way` at `ms` after the start: the message as
+/// JSON, or (not JSON) as `raw` text.
+fn entry(ms: f64, way: Way, line: &str) -> String {
+    let ms = (ms * 1000.0).round() / 1000.0;
+    let dir = way.as_str();
+    // The message as it was sent, byte for byte (when it is JSON at all).
+    match serde_json::from_str::<&serde_json::value::RawValue>(line) {
+        Ok(message) => format!("{{\"ms\":{ms},\"dir\":\"{dir}\",\"message\":{}}}\n", message.get().trim()),
+        Err(_) => format!("{}\n", json!({ "ms": ms, "dir": dir, "raw": line })),
+    }
+}
+
+pub(crate) fn run(args: RecordArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("mcpkit record: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(record(args));
+    // Reading the host's stdin is a blocking read that nothing interrupts: not waited for.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcpkit record: {}", crate::client::one_line(&e));
+            crate::status::of(&e).exit_code()
+        }
+    }
+}
+
+async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    let file = tokio::fs::File::create(&args.file)
+        .await
+        .with_context(|| format!("cannot create {}", args.file.display()))?;
+    let (program, rest) = args.command.split_first().context("no server command after --")?;
+    let mut child = tokio::process::Command::new(program)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            crate::status::tag(
+                crate::status::Status::Connection,
+                anyhow::anyhow!("cannot start {program:?}: {e}"),
+            )
+        })?;
+    let started = Instant::now();
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    // One writer: the two directions' lines, in the order they passed. Bounded: a full disk
+    // slows the session rather than growing memory.
+    let (lines, mut written) = mpsc::channel::<String>(1024);
+    let head = json!({
+        "format": FORMAT,
+        "version": FORMAT_VERSION,
+        "transport": "stdio",
+        "server": args.command,
+        "startedUnixMs": unix_ms,
+    });
+    lines.send(format!("{head}\n")).await.ok();
+    let writer = tokio::spawn(async move {
+        let mut file = tokio::io::BufWriter::new(file);
+        while let Some(line) = written.recv().await {
+            file.write_all(line.as_bytes()).await?;
+            if written.is_empty() {
+                file.flush().await?;
+            }
+        }
+        file.flush().await
+    });
+
+    let server_in = child.stdin.take().context("the server's stdin")?;
+    let server_out = child.stdout.take().context("the server's stdout")?;
+    let to_server = pump(tokio::io::stdin(), server_in, Way::ToServer, lines.clone(), started);
+    let to_client = pump(server_out, tokio::io::stdout(), Way::ToClient, lines, started);
+    let to_server = tokio::spawn(to_server);
+    // The session ends when the server's output does (it exited, or closed it after the host
+    // closed its input).
+    let _ = to_client.await;
+    to_server.abort();
+    let status = match tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await {
+        Ok(status) => status.ok(),
+        Err(_) => {
+            let _ = child.kill().await;
+            None
+        }
+    };
+    writer.await.context("the recording's writer")?.context("cannot write the recording")?;
+    Ok(match status.and_then(|s| s.code()) {
+        Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        None => ExitCode::from(1),
+    })
+}
+
+/// Copies bytes from `from` to `to` as they come (nothing held back), and sends each line to
+/// the recording; a line longer than [`mcp_stdio::DEFAULT_MAX_LINE`] is recorded by its length
+/// alone, so memory stays bounded whatever passes.
+async fn pump<R, W>(
+    from: R,
+    mut to: W,
+    way: Way,
+    lines: mpsc::Sender<String>,
+    started: Instant,
+) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut from = BufReader::with_capacity(mcp_stdio::READ_CHUNK, from);
+    let mut line = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let chunk = from.fill_buf().await?;
+        if chunk.is_empty() {
+            if length > 0 {
+                record_line(&lines, started, way, &line, length).await;
+            }
+            // The end of this direction: the other side sees it too.
+            to.shutdown().await.ok();
+            return Ok(());
+        }
+        to.write_all(chunk).await?;
+        to.flush().await?;
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let (piece, ends) = match rest.iter().position(|&b| b == b'\n') {
+                Some(at) => (&rest[..at], true),
+                None => (rest, false),
+            };
+            length += piece.len();
+            if line.len() + piece.len() <= mcp_stdio::DEFAULT_MAX_LINE {
+                line.extend_from_slice(piece);
+            }
+            rest = &rest[piece.len() + usize::from(ends)..];
+            if ends {
+                record_line(&lines, started, way, &line, length).await;
+                line.clear();
+                length = 0;
+            }
+        }
+        let n = chunk.len();
+        from.consume(n);
+    }
+}
+
+/// Sends one line of `length` bytes (`line` holds it unless it was too long) to the recording.
+async fn record_line(lines: &mpsc::Sender<String>, started: Instant, way: Way, line: &[u8], length: usize) {
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let entry = if length > line.len() {
+        let ms = (ms * 1000.0).round() / 1000.0;
+        format!("{}\n", json!({ "ms": ms, "dir": way.as_str(), "omitted": length }))
+    } else {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            return;
+        }
+        entry(ms, way, text)
+    };
+    // The session waits for room rather than the recording growing without bound.
+    let _ = lines.send(entry).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn bytes_pass_unchanged_and_a_huge_line_is_recorded_by_its_length() {
+        let long = "x".repeat(mcp_stdio::DEFAULT_MAX_LINE + 10);
+        let input = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"a\"}}\r\n{long}\nnot json");
+        let (lines, mut recorded) = mpsc::channel(16);
+        let mut out = Vec::new();
+        pump(input.as_bytes(), &mut out, Way::ToClient, lines, Instant::now()).await.unwrap();
+        assert_eq!(out, input.as_bytes(), "passed through as it came");
+        let mut entries = Vec::new();
+        while let Ok(line) = recorded.try_recv() {
+            entries.push(serde_json::from_str::<Value>(&line).unwrap());
+        }
+        assert_eq!(entries.len(), 3, "{entries:?}");
+        assert_eq!(entries[0]["message"], json!({"jsonrpc": "2.0", "method": "a"}));
+        assert_eq!(entries[1]["omitted"], long.len());
+        assert_eq!(entries[2]["raw"], "not json");
+    }
+
+    #[test]
+    fn entries_keep_the_message_or_its_text() {
+        let e: Value = serde_json::from_str(&entry(
+            1.23456,
+            Way::ToServer,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            e,
+            json!({"ms": 1.235, "dir": "to-server", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}})
+        );
+        let e: Value = serde_json::from_str(&entry(0.0, Way::ToClient, "Server started")).unwrap();
+        assert_eq!(e, json!({"ms": 0.0, "dir": "to-client", "raw": "Server started"}));
+    }
+}
