@@ -107,7 +107,7 @@ pub(crate) async fn run(
                 if json {
                     json!({ "acknowledged": granted })
                 } else {
-                    eprintln!("{}", listening(&granted, &filter));
+                    eprintln!("{}", listening(&granted, &filter, "Ctrl-C to stop"));
                     continue;
                 }
             }
@@ -135,7 +135,7 @@ fn ended(error: ClientError) -> anyhow::Error {
 
 /// The line said on a terminal once the server acknowledged: what is listened for, and what
 /// was asked but not granted.
-fn listening(granted: &SubscriptionFilter, asked: &SubscriptionFilter) -> String {
+pub(crate) fn listening(granted: &SubscriptionFilter, asked: &SubscriptionFilter, stop: &str) -> String {
     let yes = |flag: Option<bool>| flag == Some(true);
     let mut lists = Vec::new();
     let mut refused = Vec::new();
@@ -163,7 +163,7 @@ fn listening(granted: &SubscriptionFilter, asked: &SubscriptionFilter) -> String
             refused.push(format!("updates of {uri}"));
         }
     }
-    let mut line = format!("listening for {} (Ctrl-C to stop)", parts.join(" and "));
+    let mut line = format!("listening for {} ({stop})", parts.join(" and "));
     if !refused.is_empty() {
         line.push_str(&format!("; the server will not send {}", refused.join(", ")));
     }
@@ -180,7 +180,7 @@ fn join(items: &[&str]) -> String {
 }
 
 /// A notification as a line of text.
-fn text(value: &Value) -> String {
+pub(crate) fn text(value: &Value) -> String {
     let method = value.get("method").and_then(Value::as_str).unwrap_or_default();
     let params = value.get("params").filter(|p| p.as_object().is_some_and(|p| !p.is_empty()));
     match method {
@@ -199,7 +199,7 @@ fn text(value: &Value) -> String {
 }
 
 /// A notification as `{"method": ..., "params": ...}`, the params as the server sent them.
-fn notification_json(n: &ServerNotification) -> anyhow::Result<Value> {
+pub(crate) fn notification_json(n: &ServerNotification) -> anyhow::Result<Value> {
     use serde_json::to_value;
     let params = match n {
         ServerNotification::Cancelled(p) => to_value(p)?,
@@ -267,7 +267,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            listening(&granted, &asked),
+            listening(&granted, &asked, "Ctrl-C to stop"),
             "listening for tool list changes and updates of a://1 (Ctrl-C to stop); the server will not \
              send prompt list changes, updates of a://2"
         );

@@ -29,6 +29,7 @@ mod replay;
 mod save;
 mod server_log;
 mod servers;
+mod shell;
 mod signals;
 mod status;
 mod target;
@@ -112,6 +113,13 @@ enum Command {
         after_help = "Examples:\n  mcpkit list tools -- mcpkit replay session.jsonl\n  mcpkit replay --check session.jsonl -- my-server --its-flags   # exits 1 when an answer differs"
     )]
     Replay(replay::ReplayArgs),
+    /// An interactive session on one lasting connection: tab completion of tool, prompt and
+    /// resource names and of argument keys, history, `call`, `read`, `prompt`, and `listen`
+    /// with notifications shown as they arrive.
+    #[command(
+        after_help = "Examples:\n  mcpkit shell -- mcpkit serve --stdio\n  mcpkit shell --url http://127.0.0.1:8080/mcp\n  mcpkit shell --server files"
+    )]
+    Shell(shell::ShellArgs),
     /// Log in to an MCP server that requires OAuth authorization, and keep its tokens.
     ///
     /// Runs the authorization code grant in the browser through a loopback redirect
@@ -287,6 +295,10 @@ fn main() -> ExitCode {
         Command::Logout(args) => login::logout(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Shell(args) => {
+            logging::init_client(cli.verbose);
+            shell::run(args)
+        }
         Command::Completions(args) => generate::completions(args, Cli::command()),
         Command::Man(args) => generate::man(args, Cli::command()),
         Command::Versions(args) => versions(&args),

@@ -93,6 +93,21 @@ pub(crate) fn on_a_terminal_typing(mut command: Command, answers: &[(&str, &str)
         .stdout(slave.try_clone().unwrap())
         .stderr(slave.try_clone().unwrap());
     let mut child = command.spawn().unwrap();
+    // A watchdog: a session that never ends (an answer that never matched) is killed after
+    // a minute, so the test fails instead of hanging.
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let (finished, pid) = (finished.clone(), nix::unistd::Pid::from_raw(child.id() as i32));
+        std::thread::spawn(move || {
+            for _ in 0..600 {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                if finished.load(std::sync::atomic::Ordering::Acquire) {
+                    return;
+                }
+            }
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        })
+    };
     // Our copies of the terminal's slave side go; reading ends when the child's are gone too.
     drop(command);
     drop(slave);
@@ -120,6 +135,8 @@ pub(crate) fn on_a_terminal_typing(mut command: Command, answers: &[(&str, &str)
         }
     }
     child.wait().unwrap();
+    finished.store(true, std::sync::atomic::Ordering::Release);
+    let _ = watchdog.join();
     String::from_utf8(out).unwrap().replace("\r\n", "\n")
 }
 
