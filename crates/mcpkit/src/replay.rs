@@ -9,15 +9,17 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value, json};
 use tokio::io::AsyncWriteExt;
 
+mod check;
+mod http;
+
 use crate::record::{FORMAT, FORMAT_VERSION};
-use crate::status::{Status, tag};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct ReplayArgs {
@@ -28,6 +30,10 @@ pub(crate) struct ReplayArgs {
     /// differs from the recorded one, instead of serving the recording.
     #[arg(long, requires = "command")]
     check: bool,
+    /// Serve the recording over Streamable HTTP on ADDR (HOST:PORT, or PORT on 127.0.0.1; 0
+    /// picks a free port and `listening on URL` says which) instead of stdio.
+    #[arg(long, value_name = "ADDR", conflicts_with = "check")]
+    http: Option<String>,
     /// How long --check waits for each answer, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 30.0)]
     timeout: f64,
@@ -131,7 +137,10 @@ pub(crate) fn run(args: ReplayArgs) -> ExitCode {
         }
     };
     let result = match read(&args.file) {
-        Ok(entries) if args.check => runtime.block_on(check(&args, &entries)),
+        Ok(entries) if args.check => runtime.block_on(check::check(&args, &entries)),
+        Ok(entries) if args.http.is_some() => {
+            runtime.block_on(http::serve(args.http.as_deref().unwrap_or_default(), &entries))
+        }
         Ok(entries) => runtime.block_on(serve(&entries)),
         Err(e) => Err(e),
     };
@@ -145,52 +154,36 @@ pub(crate) fn run(args: ReplayArgs) -> ExitCode {
     }
 }
 
-/// Serves the recording on stdin/stdout until stdin ends.
-async fn serve(entries: &[Entry]) -> anyhow::Result<ExitCode> {
-    let mut answers = answers(entries);
-    let recorded_methods: std::collections::HashSet<String> =
-        answers.keys().map(|k| k.split(' ').next().unwrap_or_default().to_owned()).collect();
-    // Lines as a server reads them: bounded, a bad one answered and skipped.
-    let mut input = mcp_stdio::FramedReader::new(tokio::io::stdin());
-    let mut out = tokio::io::stdout();
-    while let Some(frame) = input.next_frame().await {
-        let frame = match frame {
-            Ok(frame) => frame,
-            Err(mcp_stdio::ReadError::Frame(e)) => {
-                let code =
-                    if matches!(e, mcp_stdio::FrameError::LineTooLong { .. }) { -32600 } else { -32700 };
-                let error =
-                    json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": e.to_string()}});
-                out.write_all(format!("{error}\n").as_bytes()).await?;
-                out.flush().await?;
-                continue;
-            }
-            Err(e) => return Err(e.into()),
-        };
-        let Ok(request) = serde_json::from_str::<Value>(frame.as_str()) else {
-            let error =
-                json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
-            out.write_all(format!("{error}\n").as_bytes()).await?;
-            out.flush().await?;
-            continue;
-        };
-        let (Some(id), Some(method)) = (request.get("id"), request.get("method").and_then(Value::as_str))
+/// The recorded answers, given out as requests come.
+pub(crate) struct Replayer {
+    answers: HashMap<String, VecDeque<Value>>,
+    methods: std::collections::HashSet<String>,
+}
+
+impl Replayer {
+    fn new(entries: &[Entry]) -> Self {
+        let answers = answers(entries);
+        let methods = answers.keys().map(|k| k.split(' ').next().unwrap_or_default().to_owned()).collect();
+        Replayer { answers, methods }
+    }
+
+    /// The answer to `message`: the recorded one (each once, in order; the last one again after
+    /// that), or an error; `None` for a notification or an answer, which get none.
+    pub(crate) fn answer(&mut self, message: &Value) -> Option<Value> {
+        let (Some(id), Some(method)) = (message.get("id"), message.get("method").and_then(Value::as_str))
         else {
-            // A notification, or an answer: nothing to say.
-            continue;
+            return None;
         };
-        let key = key(method, request.get("params"));
-        let answer = match answers.get_mut(&key) {
-            // Each recorded answer once, in order; the last one again after that.
+        let answer = match self.answers.get_mut(&key(method, message.get("params"))) {
             Some(queue) if queue.len() > 1 => queue.pop_front(),
             Some(queue) => queue.front().cloned(),
             None => None,
         };
-        let mut message = match answer {
+        let mut answer = match answer {
             Some(Value::Object(answer)) => answer,
             _ if method == "ping" => Map::from_iter([("result".to_owned(), json!({}))]),
             _ => {
-                let (code, why) = if recorded_methods.contains(method) {
+                let (code, why) = if self.methods.contains(method) {
                     (-32602, format!("the recording has no answer to {method} with these params"))
                 } else {
                     (-32601, format!("the recording has no {method} request"))
@@ -198,144 +191,42 @@ async fn serve(entries: &[Entry]) -> anyhow::Result<ExitCode> {
                 Map::from_iter([("error".to_owned(), json!({"code": code, "message": why}))])
             }
         };
-        message.insert("jsonrpc".into(), json!("2.0"));
-        message.insert("id".into(), id.clone());
-        out.write_all(format!("{}\n", Value::Object(message)).as_bytes()).await?;
-        out.flush().await?;
+        answer.insert("jsonrpc".into(), json!("2.0"));
+        answer.insert("id".into(), id.clone());
+        Some(Value::Object(answer))
+    }
+}
+
+/// An error answer with no id: the message could not be read.
+pub(crate) fn unreadable(code: i64, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}})
+}
+
+/// Serves the recording on stdin/stdout until stdin ends.
+async fn serve(entries: &[Entry]) -> anyhow::Result<ExitCode> {
+    let mut replayer = Replayer::new(entries);
+    // Lines as a server reads them: bounded, a bad one answered and skipped.
+    let mut input = mcp_stdio::FramedReader::new(tokio::io::stdin());
+    let mut out = tokio::io::stdout();
+    while let Some(frame) = input.next_frame().await {
+        let answer = match frame {
+            Ok(frame) => match serde_json::from_str::<Value>(frame.as_str()) {
+                Ok(message) => replayer.answer(&message),
+                Err(_) => Some(unreadable(-32700, "Parse error")),
+            },
+            Err(mcp_stdio::ReadError::Frame(e)) => {
+                let code =
+                    if matches!(e, mcp_stdio::FrameError::LineTooLong { .. }) { -32600 } else { -32700 };
+                Some(unreadable(code, &e.to_string()))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(answer) = answer {
+            out.write_all(format!("{answer}\n").as_bytes()).await?;
+            out.flush().await?;
+        }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The differences between a recorded and a live value, as `path: recorded …, now …` lines.
-fn differences(path: &str, recorded: &Value, live: &Value, out: &mut Vec<String>) {
-    match (recorded, live) {
-        (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                let p = format!("{path}/{}", k.replace('~', "~0").replace('/', "~1"));
-                match (a.get(k), b.get(k)) {
-                    (Some(x), Some(y)) => differences(&p, x, y, out),
-                    (Some(x), None) => out.push(format!("{p}: recorded {x}, now absent")),
-                    (None, Some(y)) => out.push(format!("{p}: absent then, now {y}")),
-                    (None, None) => {}
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            for i in 0..a.len().max(b.len()) {
-                let p = format!("{path}/{i}");
-                match (a.get(i), b.get(i)) {
-                    (Some(x), Some(y)) => differences(&p, x, y, out),
-                    (Some(x), None) => out.push(format!("{p}: recorded {x}, now absent")),
-                    (None, Some(y)) => out.push(format!("{p}: absent then, now {y}")),
-                    (None, None) => {}
-                }
-            }
-        }
-        (a, b) if a != b => {
-            out.push(format!("{}: recorded {a}, now {b}", if path.is_empty() { "/" } else { path }))
-        }
-        _ => {}
-    }
-}
-
-/// Sends the recorded client side to the live server, comparing answers.
-async fn check(args: &ReplayArgs, entries: &[Entry]) -> anyhow::Result<ExitCode> {
-    let wait = Duration::try_from_secs_f64(args.timeout)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| tag(Status::Usage, anyhow!("--timeout must be a positive number of seconds")))?;
-    let (program, rest) = args.command.split_first().context("no server command after --")?;
-    let mut child = tokio::process::Command::new(program)
-        .args(rest)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| tag(Status::Connection, anyhow!("cannot start {program:?}: {e}")))?;
-    let mut to_server = child.stdin.take().context("the server's stdin")?;
-    let mut from_server = mcp_stdio::FramedReader::new(child.stdout.take().context("the server's stdout")?);
-    // The recorded answer to each recorded request id.
-    let mut recorded: HashMap<String, Value> = HashMap::new();
-    for entry in entries.iter().filter(|e| !e.to_server) {
-        if let (Some(id), None) = (entry.message.get("id"), entry.message.get("method")) {
-            recorded.insert(id.to_string(), entry.message.clone());
-        }
-    }
-    let (mut requests, mut differing) = (0u32, 0u32);
-    for entry in entries.iter().filter(|e| e.to_server) {
-        let message = &entry.message;
-        let method = message.get("method").and_then(Value::as_str);
-        let id = message.get("id");
-        if method.is_none() {
-            // An answer the host gave to a server request of the recording: the live server
-            // asks its own, answered below.
-            continue;
-        }
-        to_server.write_all(format!("{message}\n").as_bytes()).await?;
-        to_server.flush().await?;
-        let (Some(id), Some(method)) = (id, method) else { continue };
-        requests += 1;
-        let live = loop {
-            let frame = tokio::time::timeout(wait, from_server.next_frame())
-                .await
-                .map_err(|_| tag(Status::Connection, anyhow!("no answer to {method} within {wait:?}")))?
-                .ok_or_else(|| {
-                    tag(Status::Connection, anyhow!("the server exited before answering {method}"))
-                })?;
-            let frame = match frame {
-                Ok(frame) => frame,
-                // A line that is no message: not the answer.
-                Err(mcp_stdio::ReadError::Frame(_)) => continue,
-                Err(e) => return Err(anyhow::Error::new(e).context("reading the server")),
-            };
-            let Ok(got) = serde_json::from_str::<Value>(frame.as_str()) else { continue };
-            match (got.get("id"), got.get("method")) {
-                (Some(got_id), None) if got_id == id => break got,
-                (Some(server_id), Some(_)) => {
-                    // A request of the server's: nobody here to answer it.
-                    let refusal = json!({"jsonrpc": "2.0", "id": server_id, "error": {"code": -32601, "message": "mcpkit replay --check answers no server requests"}});
-                    to_server.write_all(format!("{refusal}\n").as_bytes()).await?;
-                    to_server.flush().await?;
-                }
-                _ => {}
-            }
-        };
-        let Some(then) = recorded.get(&id.to_string()) else {
-            println!("new     {method}: not answered in the recording");
-            continue;
-        };
-        let mut found = Vec::new();
-        let strip = |v: &Value| {
-            let mut v = v.clone();
-            if let Value::Object(map) = &mut v {
-                map.remove("id");
-                map.remove("jsonrpc");
-            }
-            v
-        };
-        differences("", &strip(then), &strip(&live), &mut found);
-        let what = match message.pointer("/params/name").and_then(Value::as_str) {
-            Some(name) => format!("{method} {name}"),
-            None => method.to_owned(),
-        };
-        if found.is_empty() {
-            println!("same    {what}");
-        } else {
-            differing += 1;
-            println!("differs {what}");
-            for difference in found {
-                println!("  {difference}");
-            }
-        }
-    }
-    drop(to_server);
-    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-    println!("{requests} requests, {differing} answered differently");
-    Ok(if differing == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 #[cfg(test)]
@@ -352,25 +243,6 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, key("tools/call", Some(&json!({"name": "echo"}))));
         assert_eq!(key("initialize", Some(&json!({"clientInfo": {"name": "x"}}))), "initialize");
-    }
-
-    #[test]
-    fn differences_are_named_by_path() {
-        let mut found = Vec::new();
-        differences(
-            "",
-            &json!({"result": {"content": [{"text": "hi"}], "gone": 1}}),
-            &json!({"result": {"content": [{"text": "ho"}, {"text": "new"}]}}),
-            &mut found,
-        );
-        assert_eq!(
-            found,
-            [
-                "/result/content/0/text: recorded \"hi\", now \"ho\"",
-                "/result/content/1: absent then, now {\"text\":\"new\"}",
-                "/result/gone: recorded 1, now absent",
-            ]
-        );
     }
 
     #[test]

@@ -65,6 +65,18 @@ fn a_recorded_session_is_replayed_in_its_era() {
         let (code, _, err) = mcpkit(&args);
         assert_eq!(code, 4, "{era}: {err}");
         assert!(err.contains("the recording has no answer to tools/call with these params"), "{era}: {err}");
+
+        // The same over Streamable HTTP.
+        let server =
+            mcp_testkit::process::ListeningProcess::start(support::command(&["replay", file, "--http", "0"]));
+        let mut args = vec!["call", "echo", "--arg", "text=recorded", "--url", server.url()];
+        args.extend_from_slice(extra);
+        let (code, out, err) = mcpkit(&args);
+        assert_eq!(code, 0, "{era} over HTTP: {err}");
+        assert_eq!(json(&out)["content"][0]["text"], "recorded", "{era} over HTTP");
+        let (code, out, err) = mcpkit(&["info", "--url", server.url()]);
+        assert_eq!(code, 0, "{era} over HTTP: {err}");
+        assert_eq!(json(&out)["era"], era, "detected as the recording's era");
     }
 }
 
