@@ -85,20 +85,7 @@ async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
     let file = tokio::fs::File::create(&args.file)
         .await
         .with_context(|| format!("cannot create {}", args.file.display()))?;
-    let (program, rest) = args.command.split_first().context("no server command after --")?;
-    let mut child = tokio::process::Command::new(program)
-        .args(rest)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| {
-            crate::status::tag(
-                crate::status::Status::Connection,
-                anyhow::anyhow!("cannot start {program:?}: {e}"),
-            )
-        })?;
+    let mut child = spawn(&args.command)?;
     let started = Instant::now();
     let unix_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -147,6 +134,24 @@ async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::from(1),
     })
+}
+
+/// Starts the server `command` with piped stdin and stdout, its stderr ours; killed on drop.
+pub(crate) fn spawn(command: &[String]) -> anyhow::Result<tokio::process::Child> {
+    let (program, rest) = command.split_first().context("no server command after --")?;
+    tokio::process::Command::new(program)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| {
+            crate::status::tag(
+                crate::status::Status::Connection,
+                anyhow::anyhow!("cannot start {program:?}: {e}"),
+            )
+        })
 }
 
 /// Copies bytes from `from` to `to` as they come (nothing held back), and sends each line to

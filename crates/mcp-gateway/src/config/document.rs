@@ -41,13 +41,7 @@ pub(crate) fn read(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<GatewayConfig, ConfigError> {
     let file = source.file.as_str();
-    let syntax = |message: String| ConfigError::Syntax { file: file.to_owned(), format, message };
-    let root: Node = match format {
-        Format::Toml => {
-            super::node::from_toml(text).map_err(|e| syntax(e.to_string().trim_end().to_owned()))?
-        }
-        Format::Json => serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?,
-    };
+    let root = parse_root(text, format, file)?;
     let top = Fields::new(file, None, "", &root, "the top level")?;
     if format == Format::Toml {
         top.deny_unknown(&TOML_TOP_LEVEL)?;
@@ -103,13 +97,7 @@ pub(crate) fn read_server(
     ask: Ask<'_>,
 ) -> Result<Lookup, ConfigError> {
     let file = source.file.as_str();
-    let syntax = |message: String| ConfigError::Syntax { file: file.to_owned(), format, message };
-    let root: Node = match format {
-        Format::Toml => {
-            super::node::from_toml(text).map_err(|e| syntax(e.to_string().trim_end().to_owned()))?
-        }
-        Format::Json => serde_json::from_str(text).map_err(|e| syntax(e.to_string()))?,
-    };
+    let root = parse_root(text, format, file)?;
     let top = Fields::new(file, None, "", &root, "the top level")?;
     let mut names = Vec::new();
     let mut found = None;
@@ -137,6 +125,15 @@ pub(crate) fn read_server(
     match upstream::read(&fields, &expander, source.base_dir)? {
         Some(upstream) => Ok(Lookup::Found(Box::new(upstream))),
         None => Ok(Lookup::Disabled),
+    }
+}
+
+/// The document tree of `text`, or the syntax error.
+fn parse_root(text: &str, format: Format, file: &str) -> Result<Node, ConfigError> {
+    let syntax = |message: String| ConfigError::Syntax { file: file.to_owned(), format, message };
+    match format {
+        Format::Toml => super::node::from_toml(text).map_err(|e| syntax(e.to_string().trim_end().to_owned())),
+        Format::Json => serde_json::from_str(text).map_err(|e| syntax(e.to_string())),
     }
 }
 

@@ -465,6 +465,15 @@ impl ConfigError {
 /// Reads the file at `path` (TOML for `.toml`, JSON otherwise), with variables from the process
 /// environment and `envFile`/`${workspaceFolder}` relative to the file's directory.
 pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
+    let (text, absolute) = read_trusted(path)?;
+    let source = document::Source { file: path.display().to_string(), base_dir: absolute.parent() };
+    document::read(&text, Format::for_path(path), &source, &|name| std::env::var(name).ok())
+}
+
+/// The text of the configuration file at `path`, once its permissions are checked, and its
+/// absolute path (so that `${workspaceFolder}` and `envFile` do not depend on a later working
+/// directory).
+fn read_trusted(path: &Path) -> Result<(String, PathBuf), ConfigError> {
     // Whoever may write the file chooses what the gateway runs: refused when others may.
     trust::check(path, trust::Holds::Settings).map_err(|message| ConfigError::Read {
         path: path.to_owned(),
@@ -472,10 +481,7 @@ pub fn load(path: &Path) -> Result<GatewayConfig, ConfigError> {
     })?;
     let text = std::fs::read_to_string(path)
         .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-    // Absolute, so that `${workspaceFolder}` and `envFile` do not depend on a later working directory.
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-    let source = document::Source { file: path.display().to_string(), base_dir: absolute.parent() };
-    document::read(&text, Format::for_path(path), &source, &|name| std::env::var(name).ok())
+    Ok((text, std::path::absolute(path).unwrap_or_else(|_| path.to_owned())))
 }
 
 /// What a file says of one server ([`load_server`]).
@@ -497,13 +503,7 @@ pub enum Lookup {
 /// variables are unset does not matter. `${input:ID}` is `$MCPKIT_INPUT_ID` when set, else
 /// `ask`'s answer, else the input's `default`.
 pub fn load_server(path: &Path, name: &str, ask: Ask<'_>) -> Result<Lookup, ConfigError> {
-    trust::check(path, trust::Holds::Settings).map_err(|message| ConfigError::Read {
-        path: path.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, message),
-    })?;
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ConfigError::Read { path: path.to_owned(), source })?;
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let (text, absolute) = read_trusted(path)?;
     let source = document::Source { file: path.display().to_string(), base_dir: absolute.parent() };
     document::read_server(&text, Format::for_path(path), &source, &|n| std::env::var(n).ok(), name, ask)
 }

@@ -2,7 +2,7 @@
 //! compared with the recorded one.
 
 use std::collections::HashMap;
-use std::process::{ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
@@ -53,15 +53,7 @@ pub(super) async fn check(args: &ReplayArgs, entries: &[Entry]) -> anyhow::Resul
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| tag(Status::Usage, anyhow!("--timeout must be a positive number of seconds")))?;
-    let (program, rest) = args.command.split_first().context("no server command after --")?;
-    let mut child = tokio::process::Command::new(program)
-        .args(rest)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| tag(Status::Connection, anyhow!("cannot start {program:?}: {e}")))?;
+    let mut child = crate::record::spawn(&args.command)?;
     let mut to_server = child.stdin.take().context("the server's stdin")?;
     let mut from_server = mcp_stdio::FramedReader::new(child.stdout.take().context("the server's stdout")?);
     // The recorded answer to each recorded request id.
