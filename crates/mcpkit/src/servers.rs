@@ -48,7 +48,9 @@ pub(crate) fn find(name: &str, explicit: Option<&PathBuf>) -> anyhow::Result<Fou
         Some(path) => vec![path.clone()],
         None => {
             let mut files: Vec<PathBuf> = PROJECT_FILES.iter().map(PathBuf::from).collect();
-            files.push(user_config()?);
+            // Without $HOME (nor $MCPKIT_CONFIG, $XDG_CONFIG_HOME) there is no user file: the
+            // project's files may still name the server.
+            files.extend(user_config().ok());
             files
         }
     };

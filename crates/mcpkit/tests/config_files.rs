@@ -134,6 +134,12 @@ fn project_files_come_first_and_vs_code_entries_are_expanded() {
     ] {
         assert!(err.contains(part), "{part}: {err}");
     }
+    // Without a home (so no user file), the project's files still name their servers.
+    let mut command = project.command(&["call", "whoami", "--json", "--server", "filed"]);
+    command.env_remove("HOME").env_remove("XDG_CONFIG_HOME");
+    let (code, out, err) = support::run_with(command, None);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("secret from-env-file"), "{out}");
     // --config: that file alone.
     let user = project.root.join("xdg/mcpkit/config.json");
     let args = ["call", "whoami", "--server", "shadowed", "--config", user.to_str().unwrap()];
