@@ -313,7 +313,11 @@ async fn execute(client: &Client, names: &Mutex<Names>, command: &str, rest: &st
             }
             let mut params = CallToolRequestParams::new(tool);
             params.arguments = arguments(rest)?;
-            let (result, raw) = client.call_tool_raw_with(&params, &Default::default()).await?;
+            // The progress bar on stderr, as for `mcpkit call`; erased when the call ends.
+            let progress = crate::progress::Tracker::new(crate::progress::Style::detect(false));
+            let result = client.call_tool_raw_with(&params, &progress.options(None)).await;
+            drop(progress);
+            let (result, raw) = result?;
             output::write(&terminal_text(&output::call(&serde_json::from_str(raw.get())?)))?;
             if result.is_error == Some(true) {
                 println!("(the tool reported an error)");
