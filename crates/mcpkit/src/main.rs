@@ -101,10 +101,11 @@ enum Command {
     Gateway(gateway::GatewayArgs),
     #[command(flatten)]
     Client(client::ClientCommand),
-    /// Record a stdio server's session: a proxy to put in place of the server in a host's
-    /// config, writing every message both ways, with its time, to FILE (JSON Lines).
+    /// Record a server's session: a stdio proxy to put in place of the server in a host's
+    /// config (for an HTTP server, with --url), writing every message both ways, with its
+    /// time, to FILE (JSON Lines).
     #[command(
-        after_help = "Examples:\n  mcpkit record session.jsonl -- npx -y @modelcontextprotocol/server-everything\n  # in a host's mcpServers: {\"command\": \"mcpkit\", \"args\": [\"record\", \"/tmp/s.jsonl\", \"--\", \"my-server\"]}"
+        after_help = "Examples:\n  mcpkit record session.jsonl -- npx -y @modelcontextprotocol/server-everything\n  mcpkit record session.jsonl --url https://mcp.example.com/mcp --header 'X-Api-Key: ...'\n  # in a host's mcpServers: {\"command\": \"mcpkit\", \"args\": [\"record\", \"/tmp/s.jsonl\", \"--\", \"my-server\"]}"
     )]
     Record(record::RecordArgs),
     /// Serve a recording as a stdio server (a mock for a host's tests), or with --check send its

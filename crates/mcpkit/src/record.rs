@@ -12,7 +12,9 @@ use std::process::{ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::Context;
-use serde_json::json;
+use serde_json::{Value, json};
+
+mod http;
 use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
@@ -25,15 +27,23 @@ pub(crate) struct RecordArgs {
     /// The recording to write (JSON Lines; replaced if it exists).
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// Record a Streamable HTTP server instead: mcpkit is then a stdio server for the host and
+    /// forwards each message to URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+    /// With --url, send this header with every request, `'NAME: VALUE'` (repeatable; headers are
+    /// never written to the recording).
+    #[arg(long = "header", value_name = "'NAME: VALUE'", value_parser = crate::target::parse_header, requires = "url")]
+    headers: Vec<(String, String)>,
     /// The server command line (stdio), after `--`. It gets mcpkit's whole environment, as it
     /// would from the host.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
 /// Which way a message went.
 #[derive(Clone, Copy)]
-enum Way {
+pub(crate) enum Way {
     /// Host (client) to server.
     ToServer,
     /// Server to host (client).
@@ -81,38 +91,69 @@ pub(crate) fn run(args: RecordArgs) -> ExitCode {
     }
 }
 
-async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
-    let file = tokio::fs::File::create(&args.file)
-        .await
-        .with_context(|| format!("cannot create {}", args.file.display()))?;
-    let mut child = spawn(&args.command)?;
-    let started = Instant::now();
-    let unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or_default();
-    // One writer: the two directions' lines, in the order they passed. Bounded: a full disk
-    // slows the session rather than growing memory.
-    let (lines, mut written) = mpsc::channel::<String>(1024);
-    let head = json!({
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "transport": "stdio",
-        "server": args.command,
-        "startedUnixMs": unix_ms,
-    });
-    lines.send(format!("{head}\n")).await.ok();
-    let writer = tokio::spawn(async move {
-        let mut file = tokio::io::BufWriter::new(file);
-        while let Some(line) = written.recv().await {
-            file.write_all(line.as_bytes()).await?;
-            if written.is_empty() {
-                file.flush().await?;
-            }
-        }
-        file.flush().await
-    });
+/// The recording being written: lines go through a bounded channel to one writer task, in the
+/// order they passed (a full disk slows the session rather than growing memory).
+pub(crate) struct Recording {
+    pub(crate) lines: mpsc::Sender<String>,
+    pub(crate) started: Instant,
+    writer: tokio::task::JoinHandle<std::io::Result<()>>,
+}
 
+impl Recording {
+    /// Creates `path` and writes its first line: `transport` and `server` say what was recorded.
+    pub(crate) async fn create(
+        path: &std::path::Path,
+        transport: &str,
+        server: Value,
+    ) -> anyhow::Result<Recording> {
+        let file = tokio::fs::File::create(path)
+            .await
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let unix_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or_default();
+        let (lines, mut written) = mpsc::channel::<String>(1024);
+        let head = json!({
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "transport": transport,
+            "server": server,
+            "startedUnixMs": unix_ms,
+        });
+        lines.send(format!("{head}\n")).await.ok();
+        let writer = tokio::spawn(async move {
+            let mut file = tokio::io::BufWriter::new(file);
+            while let Some(line) = written.recv().await {
+                file.write_all(line.as_bytes()).await?;
+                if written.is_empty() {
+                    file.flush().await?;
+                }
+            }
+            file.flush().await
+        });
+        Ok(Recording { lines, started: Instant::now(), writer })
+    }
+
+    /// Records one message (a line of text) sent `way` now.
+    pub(crate) async fn message(&self, way: Way, text: &str) {
+        record_line(&self.lines, self.started, way, text.as_bytes(), text.len()).await;
+    }
+
+    /// Waits until every line is written.
+    pub(crate) async fn finish(self) -> anyhow::Result<()> {
+        drop(self.lines);
+        self.writer.await.context("the recording's writer")?.context("cannot write the recording")
+    }
+}
+
+async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.url {
+        return http::record(&args.file, url, &args.headers).await;
+    }
+    let mut child = spawn(&args.command)?;
+    let recording = Recording::create(&args.file, "stdio", json!(args.command)).await?;
+    let (lines, started) = (recording.lines.clone(), recording.started);
     let server_in = child.stdin.take().context("the server's stdin")?;
     let server_out = child.stdout.take().context("the server's stdout")?;
     let to_server = pump(tokio::io::stdin(), server_in, Way::ToServer, lines.clone(), started);
@@ -129,7 +170,7 @@ async fn record(args: RecordArgs) -> anyhow::Result<ExitCode> {
             None
         }
     };
-    writer.await.context("the recording's writer")?.context("cannot write the recording")?;
+    recording.finish().await?;
     Ok(match status.and_then(|s| s.code()) {
         Some(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         None => ExitCode::from(1),
@@ -225,8 +266,6 @@ async fn record_line(lines: &mpsc::Sender<String>, started: Instant, way: Way, l
 
 #[cfg(test)]
 mod tests {
-    use serde_json::Value;
-
     use super::*;
 
     #[tokio::test]

@@ -85,7 +85,7 @@ enum Target {
     Http { config: HttpConfig, sse: bool },
 }
 
-fn http_config(
+pub(crate) fn http_config(
     url: &str,
     headers: &BTreeMap<String, String>,
     timeout: Option<Duration>,
@@ -105,7 +105,7 @@ fn http_config(
 }
 
 /// `--header`'s value: `NAME: VALUE` (the value trimmed, and possibly empty).
-fn parse_header(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_header(text: &str) -> Result<(String, String), String> {
     let Some((name, value)) = text.split_once(':') else {
         return Err("expected 'NAME: VALUE' (a colon between the header's name and its value)".into());
     };

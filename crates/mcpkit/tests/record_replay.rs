@@ -108,3 +108,39 @@ fn what_is_not_a_recording_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is not an mcpkit recording"), "{err}");
 }
+
+/// `record --url`: a Streamable HTTP server recorded through mcpkit as a stdio proxy, in both
+/// eras; its headers (a key) are sent and never written.
+#[test]
+fn an_http_server_is_recorded_through_a_stdio_proxy() {
+    let server = support::serve_http(&[]);
+    for (era, extra) in [("modern", &[][..]), ("legacy", &["--protocol-version", "2025-11-25"][..])] {
+        let path = recording(&format!("http-{era}"));
+        let file = path.to_str().unwrap();
+        let mut args = vec!["call", "countdown", "--arg", "seconds=1", "--progress"];
+        args.extend_from_slice(extra);
+        args.extend(["--", BIN, "record", file, "--url", server.url(), "--header", "X-Api-Key: s3cret-key"]);
+        let (code, out, err) = mcpkit(&args);
+        assert_eq!(code, 0, "{era}: {err}");
+        assert_eq!(json(&out)["content"][0]["text"], "Lift-off!", "{era}");
+        assert!(err.contains("progress 1/1"), "{era}: the server's progress came through: {err}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("s3cret-key"), "{era}: a header was recorded");
+        let lines: Vec<serde_json::Value> = text.lines().map(json).collect();
+        assert_eq!(lines[0]["transport"], "streamable-http", "{era}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l["dir"] == "to-client" && l["message"]["method"] == "notifications/progress"),
+            "{era}"
+        );
+
+        // And the recording replays.
+        let mut args = vec!["call", "countdown", "--arg", "seconds=1"];
+        args.extend_from_slice(extra);
+        args.extend(["--", BIN, "replay", file]);
+        let (code, out, err) = mcpkit(&args);
+        assert_eq!(code, 0, "{era}: {err}");
+        assert_eq!(json(&out)["content"][0]["text"], "Lift-off!", "{era}");
+    }
+}
