@@ -101,13 +101,21 @@ fn ask(input: &Input) -> Result<Option<String>, String> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Ok(None);
     }
-    let mut stderr = std::io::stderr().lock();
     let question = question(input);
-    let _ = write!(stderr, "{question}");
-    let _ = stderr.flush();
-    let line = if input.password { read_hidden() } else { read_line() };
+    let show = || {
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(stderr, "{question}");
+        let _ = stderr.flush();
+    };
+    // A secret: the echo goes off before the question shows, so nothing typed after it is seen.
+    let line = if input.password {
+        read_hidden(show)
+    } else {
+        show();
+        read_line()
+    };
     if input.password {
-        let _ = writeln!(stderr);
+        let _ = writeln!(std::io::stderr().lock());
     }
     let line = line.map_err(|e| format!("cannot read the answer: {e}"))?;
     let Some(line) = line else { return Err("no answer (end of input)".into()) };
@@ -161,22 +169,25 @@ fn read_line() -> std::io::Result<Option<String>> {
     }
 }
 
-/// A line read with the terminal's echo off (a secret is not shown as it is typed).
+/// A line read with the terminal's echo off (a secret is not shown as it is typed); the
+/// question is shown by `show` once the echo is off.
 #[cfg(unix)]
-fn read_hidden() -> std::io::Result<Option<String>> {
+fn read_hidden(show: impl FnOnce()) -> std::io::Result<Option<String>> {
     use nix::sys::termios::{LocalFlags, SetArg, tcgetattr, tcsetattr};
     let stdin = std::io::stdin();
     let saved = tcgetattr(&stdin).map_err(std::io::Error::from)?;
     let mut quiet = saved.clone();
     quiet.local_flags.remove(LocalFlags::ECHO);
     tcsetattr(&stdin, SetArg::TCSANOW, &quiet).map_err(std::io::Error::from)?;
+    show();
     let line = read_line();
     let _ = tcsetattr(&stdin, SetArg::TCSANOW, &saved);
     line
 }
 
 #[cfg(not(unix))]
-fn read_hidden() -> std::io::Result<Option<String>> {
+fn read_hidden(show: impl FnOnce()) -> std::io::Result<Option<String>> {
+    show();
     read_line()
 }
 
