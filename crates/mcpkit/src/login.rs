@@ -464,14 +464,7 @@ fn html_escape(text: &str) -> String {
 }
 
 fn block_on(work: impl std::future::Future<Output = anyhow::Result<()>>) -> ExitCode {
-    let result = tokio::runtime::Runtime::new().map_err(anyhow::Error::from).and_then(|rt| rt.block_on(work));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("mcpkit: {}", crate::client::one_line(&e));
-            crate::status::of(&e).exit_code()
-        }
-    }
+    crate::status::block_on("mcpkit", async { work.await.map(|()| ExitCode::SUCCESS) })
 }
 
 /// `mcpkit login URL`: 0 when logged in, 2 (one line on stderr) otherwise.

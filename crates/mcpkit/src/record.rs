@@ -72,23 +72,8 @@ fn entry(ms: f64, way: Way, line: &str) -> String {
 }
 
 pub(crate) fn run(args: RecordArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("mcpkit record: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let result = runtime.block_on(record(args));
     // Reading the host's stdin is a blocking read that nothing interrupts: not waited for.
-    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("mcpkit record: {}", crate::client::one_line(&e));
-            crate::status::of(&e).exit_code()
-        }
-    }
+    crate::status::block_on("mcpkit record", record(args))
 }
 
 /// The recording being written: lines go through a bounded channel to one writer task, in the

@@ -10,7 +10,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 use serde_json::{Map, Value, json};
@@ -129,29 +128,16 @@ fn answers(entries: &[Entry]) -> HashMap<String, VecDeque<Value>> {
 }
 
 pub(crate) fn run(args: ReplayArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("mcpkit replay: {e}");
-            return ExitCode::from(2);
+    crate::status::block_on("mcpkit replay", async {
+        let entries = read(&args.file)?;
+        if args.check {
+            check::check(&args, &entries).await
+        } else if let Some(addr) = &args.http {
+            http::serve(addr, &entries).await
+        } else {
+            serve(&entries).await
         }
-    };
-    let result = match read(&args.file) {
-        Ok(entries) if args.check => runtime.block_on(check::check(&args, &entries)),
-        Ok(entries) if args.http.is_some() => {
-            runtime.block_on(http::serve(args.http.as_deref().unwrap_or_default(), &entries))
-        }
-        Ok(entries) => runtime.block_on(serve(&entries)),
-        Err(e) => Err(e),
-    };
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("mcpkit replay: {}", crate::client::one_line(&e));
-            crate::status::of(&e).exit_code()
-        }
-    }
+    })
 }
 
 /// The recorded answers, given out as requests come.

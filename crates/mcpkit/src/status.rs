@@ -31,6 +31,29 @@ impl Status {
     }
 }
 
+/// Runs `work` on a runtime of its own: its exit status, or its error on one line (`who: …`)
+/// with the error's status. A blocking read still going on (stdin) is not waited for.
+pub(crate) fn block_on(
+    who: &str,
+    work: impl std::future::Future<Output = anyhow::Result<ExitCode>>,
+) -> ExitCode {
+    let result = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => {
+            let result = runtime.block_on(work);
+            runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+            result
+        }
+        Err(e) => Err(tag(Status::Usage, anyhow::Error::new(e))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{who}: {}", crate::client::one_line(&e));
+            of(&e).exit_code()
+        }
+    }
+}
+
 /// An error that carries the status it ends the command with. It displays as its cause.
 #[derive(Debug)]
 struct Tagged {

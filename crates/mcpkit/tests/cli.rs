@@ -451,57 +451,10 @@ fn verbose_shows_http_status_lines() {
 #[cfg(unix)]
 #[test]
 fn serve_stdio_on_a_terminal_says_what_it_waits_for() {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    use nix::fcntl::OFlag;
-
-    let flags = OFlag::O_RDWR | OFlag::O_NOCTTY | OFlag::O_CLOEXEC;
-    let master = nix::pty::posix_openpt(flags).unwrap();
-    nix::pty::grantpt(&master).unwrap();
-    nix::pty::unlockpt(&master).unwrap();
-    let slave_path = nix::pty::ptsname_r(&master).unwrap();
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(OFlag::O_NOCTTY.bits())
-        .open(&slave_path)
-        .unwrap();
-    let mut command = support::command(&["serve", "--stdio"]);
-    command
-        .stdin(slave.try_clone().unwrap())
-        .stdout(slave.try_clone().unwrap())
-        .stderr(slave.try_clone().unwrap());
-    let mut child = command.spawn().unwrap();
-    drop(command);
-    drop(slave);
-    // A server that never says it (the bug) would keep the read below waiting: it is stopped
-    // after a bound only a hang reaches, and the assertion then fails.
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
-    let (done, stop) = std::sync::mpsc::channel::<()>();
-    let watchdog = std::thread::spawn(move || {
-        if stop.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-        }
-    });
-    let mut master = std::fs::File::from(std::os::fd::OwnedFd::from(master));
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !String::from_utf8_lossy(&seen).contains("Ctrl-D") {
-        match master.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // The terminal closed (the server was stopped).
-            Err(_) => break,
-        }
-    }
-    // Ctrl-D at the start of a line: end of input.
-    let _ = master.write_all(b"\x04");
-    let status = child.wait().unwrap();
-    let _ = done.send(());
-    watchdog.join().unwrap();
-    let text = String::from_utf8_lossy(&seen);
+    // Ctrl-D at the start of a line, once the note is shown: end of input. A server that never
+    // says it (the bug) is stopped by the helper's watchdog, and the assertions then fail.
+    let (text, status) =
+        support::on_a_terminal_with_status(support::command(&["serve", "--stdio"]), &[("Ctrl-D", "\x04")]);
     assert!(text.contains("waiting for a client's JSON-RPC messages"), "{text:?}");
     assert!(status.success(), "{status:?}");
 }

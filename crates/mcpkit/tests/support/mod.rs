@@ -70,7 +70,16 @@ pub(crate) fn on_a_terminal(command: Command) -> String {
 /// [`on_a_terminal`], typing each `(after, typed)`'s `typed` once the terminal shows `after`
 /// (after the question, as a person would: the terminal echoes what is typed when it is typed).
 #[cfg(unix)]
-pub(crate) fn on_a_terminal_typing(mut command: Command, answers: &[(&str, &str)]) -> String {
+pub(crate) fn on_a_terminal_typing(command: Command, answers: &[(&str, &str)]) -> String {
+    on_a_terminal_with_status(command, answers).0
+}
+
+/// [`on_a_terminal_typing`], with the exit status.
+#[cfg(unix)]
+pub(crate) fn on_a_terminal_with_status(
+    mut command: Command,
+    answers: &[(&str, &str)],
+) -> (String, std::process::ExitStatus) {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
 
@@ -134,10 +143,10 @@ pub(crate) fn on_a_terminal_typing(mut command: Command, answers: &[(&str, &str)
             Err(e) => panic!("reading the terminal: {e}"),
         }
     }
-    child.wait().unwrap();
+    let status = child.wait().unwrap();
     finished.store(true, std::sync::atomic::Ordering::Release);
     let _ = watchdog.join();
-    String::from_utf8(out).unwrap().replace("\r\n", "\n")
+    (String::from_utf8(out).unwrap().replace("\r\n", "\n"), status)
 }
 
 /// `127.0.0.1:PORT` where nothing listens: a port the system handed out, closed again.
