@@ -14,6 +14,7 @@
 //!   eras: a real server→client request in a legacy session, an `InputRequiredResult` (MRTR)
 //!   on 2026-07-28 ([`asking`], [`input_required`]);
 //! * tools that announce list changes to `subscriptions/listen` streams ([`changes`]);
+//! * tools that become tasks for a client that declares the tasks extension ([`tasks`]);
 //! * static resources, a resource template, prompts and completions ([`resources`],
 //!   [`prompts`]).
 
@@ -22,6 +23,7 @@ pub mod changes;
 pub mod input_required;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 pub mod tools;
 
 use mcp_server::{BuildError, Server, Tools};
@@ -48,9 +50,10 @@ pub fn server() -> Server {
 /// Builds the conformance server, reporting a registration problem instead of panicking.
 pub fn try_server() -> Result<Server, BuildError> {
     let handle = changes::ServerHandle::default();
-    let tools = [tools::register, asking::register, input_required::register, changes::register]
-        .into_iter()
-        .fold(Tools::new(), |tools, register| register(tools));
+    let tools =
+        [tools::register, asking::register, input_required::register, changes::register, tasks::register]
+            .into_iter()
+            .fold(Tools::new(), |tools, register| register(tools));
     let server = Server::builder(NAME, env!("CARGO_PKG_VERSION"))
         .instructions(INSTRUCTIONS)
         .tools(tools)

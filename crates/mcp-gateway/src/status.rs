@@ -1,8 +1,6 @@
 //! What the gateway reports about itself: each upstream's state and counters, the conflicts
 //! of its naming, and the entries it had to leave out.
 
-use std::time::SystemTime;
-
 use serde::Serialize;
 
 use crate::naming::Conflict;
@@ -121,36 +119,4 @@ pub struct Status {
     pub resources: usize,
     /// Resource templates served.
     pub resource_templates: usize,
-}
-
-/// `at` as RFC 3339 in UTC, to the second.
-pub(crate) fn rfc3339(at: SystemTime) -> String {
-    let secs = at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, SystemTime};
-
-    #[test]
-    fn rfc3339_dates() {
-        assert_eq!(super::rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_796_300_000);
-        assert_eq!(super::rfc3339(at), "2026-12-03T12:13:20Z");
-        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(super::rfc3339(leap), "2000-02-29T00:00:00Z");
-    }
 }

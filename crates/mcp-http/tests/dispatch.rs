@@ -81,7 +81,12 @@ async fn start() -> Running {
             Tools::new()
                 .add("region", "Region", region)
                 .add("parked", "Parked", parked)
-                .add("polled", "Polled", polled),
+                .add("polled", "Polled", polled)
+                .add_tool(
+                    mcp_types::Tool::without_arguments("tasked")
+                        .with_task_support(mcp_types::TaskSupport::Optional),
+                    parked,
+                ),
         )
         .build()
         .unwrap();
@@ -302,4 +307,44 @@ async fn a_modern_request_posted_to_an_http_sse_session_is_served_as_2026_07_28(
     mcp_testkit::assert_valid_message("2026-07-28", &reply);
     assert_eq!(reply["result"]["content"][0]["text"], "eu", "answered on the POST itself");
     assert_eq!(server.runs.get(), 1);
+}
+
+/// `tasks/get`, `tasks/update` and `tasks/cancel` carry `Mcp-Name: <taskId>` (SEP-2663, for
+/// routing to the instance holding the task): a missing or contradicting one is refused like
+/// a tool's name, and the task is found with a matching one.
+#[tokio::test]
+async fn a_task_request_names_its_task_in_mcp_name() {
+    let running = start().await;
+    let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                      "io.modelcontextprotocol/clientCapabilities": caps});
+    let version = ("mcp-protocol-version", "2026-07-28");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"_meta": meta, "name": "tasked", "arguments": {}}})
+    .to_string();
+    let (status, _, answer) =
+        post(running.addr, &[ACCEPT, version, ("mcp-method", "tools/call"), ("mcp-name", "tasked")], &body)
+            .await;
+    assert_eq!(status, 200, "{answer}");
+    let created = message(&answer);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": method,
+                          "params": {"_meta": meta, "taskId": id, "inputResponses": {}}})
+        .to_string();
+        let method_header = ("mcp-method", method);
+        for (case, name) in [("missing", None), ("contradicting", Some("another-task"))] {
+            let mut headers = vec![ACCEPT, version, method_header];
+            headers.extend(name.map(|n| ("mcp-name", n)));
+            let (status, _, answer) = post(running.addr, &headers, &body).await;
+            assert_eq!(status, 400, "{method}, Mcp-Name {case}: {answer}");
+            assert_eq!(message(&answer)["error"]["code"], -32020, "{method}, Mcp-Name {case}");
+        }
+        let (status, _, answer) =
+            post(running.addr, &[ACCEPT, version, method_header, ("mcp-name", id.as_str())], &body).await;
+        assert_eq!(status, 200, "{method}: {answer}");
+        assert_eq!(message(&answer)["result"]["resultType"], "complete", "{method}");
+    }
 }

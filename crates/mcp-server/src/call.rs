@@ -132,6 +132,14 @@ pub(crate) struct AskState {
     /// Holds on the interruption (`Peer::hold`): while any is held, questions are gathered
     /// but do not interrupt the handler yet.
     pub(crate) held: std::sync::atomic::AtomicUsize,
+    /// Set when the request became a task: from then on questions are the task's
+    /// `inputRequests`, answered by `tasks/update`, and the handler waits for them.
+    pub(crate) task: OnceLock<Arc<crate::task::Live>>,
+    /// Set when the call can become a task (the tool has task support and the client
+    /// declared the extension on this request).
+    pub(crate) detachable: std::sync::atomic::AtomicBool,
+    /// Set by `TaskHandle::detach`: the call becomes a task the next time it waits.
+    pub(crate) detach: std::sync::atomic::AtomicBool,
 }
 
 impl AskState {
@@ -153,6 +161,9 @@ impl AskState {
             carry_out: Mutex::new(None),
             cache_hint: Mutex::new(None),
             held: std::sync::atomic::AtomicUsize::new(0),
+            task: OnceLock::new(),
+            detachable: std::sync::atomic::AtomicBool::new(false),
+            detach: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

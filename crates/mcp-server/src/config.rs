@@ -114,9 +114,18 @@ pub struct ServerConfig {
     pub approvals: Approvals,
     /// Requests allowed per caller × method × tool (none by default).
     pub rate_limit: Option<crate::rate::RateLimit>,
+    /// How tasks are made and kept (the tasks extension).
+    pub tasks: crate::task::TaskConfig,
 }
 
 impl ServerConfig {
+    /// Sets [`tasks`](Self::tasks).
+    #[must_use]
+    pub fn with_tasks(mut self, tasks: crate::task::TaskConfig) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// Sets [`page_size`](Self::page_size).
     #[must_use]
     pub fn with_page_size(mut self, page_size: usize) -> Self {
@@ -270,6 +279,7 @@ impl Default for ServerConfig {
             versions: ProtocolVersion::ALL.iter().rev().copied().collect(),
             approvals: Approvals::default(),
             rate_limit: None,
+            tasks: crate::task::TaskConfig::default(),
         }
     }
 }

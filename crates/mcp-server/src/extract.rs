@@ -368,3 +368,58 @@ impl FromCall for Option<Principal> {
         Ok(call.principal.as_deref().cloned())
     }
 }
+
+/// The extractor for a call that may become a task (the tasks extension): a tool registered
+/// with task support becomes a task the first time its handler waits — or at once, with
+/// [`TaskHandle::detach`], for a handler whose first wait is a question to the client (which
+/// would otherwise be an MRTR round of the call itself).
+pub struct TaskHandle {
+    asks: Arc<crate::call::AskState>,
+}
+
+impl FromCall for TaskHandle {
+    fn from_call(call: &Call) -> Result<Self, Rejection> {
+        Ok(TaskHandle { asks: call.asks.clone() })
+    }
+}
+
+impl TaskHandle {
+    /// True when this call can become a task: the tool has task support and the client
+    /// declared the extension on this request.
+    pub fn can_detach(&self) -> bool {
+        self.asks.detachable.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The task's id, once the call became one.
+    pub fn id(&self) -> Option<&str> {
+        self.asks.task.get().map(|task| task.id.as_str())
+    }
+
+    /// Makes the call a task now: the client is answered with the task's handle, and this
+    /// returns once the handler runs on as the task. Returns at once when the call cannot
+    /// become a task (it then simply goes on) or already is one.
+    pub async fn detach(&self) {
+        if !self.can_detach() || self.asks.task.get().is_some() {
+            return;
+        }
+        self.asks.detach.store(true, std::sync::atomic::Ordering::Release);
+        YieldOnce(false).await;
+    }
+}
+
+/// Pending once (waking itself), then ready: lets the router see a handler that asked to
+/// become a task.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}

@@ -62,6 +62,7 @@ mod sink;
 mod stdio;
 #[cfg(unix)]
 mod stdio_pipes;
+pub mod task;
 mod tools;
 pub mod uri_template;
 
@@ -73,7 +74,7 @@ pub use context::Change;
 pub use door::{Classified, Refusal, Reply};
 pub use extract::{
     Args, Cancel, ClientCaps, FromCall, FromCallLast, Log, Meta, Notifier, Progress, Rejection,
-    ResponseStream, State, Version,
+    ResponseStream, State, TaskHandle, Version,
 };
 pub use handler::{BoxFuture, Handler};
 pub use interest::InterestHook;

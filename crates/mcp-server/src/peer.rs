@@ -275,6 +275,9 @@ impl Peer {
         if !self.is_modern() {
             return Err(AskError::Unsupported("input_required (a legacy session)"));
         }
+        if self.asks.task.get().is_some() {
+            return Err(AskError::Unsupported("input_required (a task)"));
+        }
         *self.asks.carry_out.lock().unwrap_or_else(|e| e.into_inner()) = carry;
         for (key, request) in requests {
             self.asks.ask(&key, request);
@@ -297,6 +300,8 @@ impl Peer {
     async fn missing<T>(&self, what: &'static str, required: ClientCapabilities) -> Result<T, AskError> {
         match &self.mode {
             Mode::Legacy(_) => Err(AskError::Unsupported(what)),
+            // A task cannot end its call with `-32021` any more: the handler is told.
+            Mode::Modern if self.asks.task.get().is_some() => Err(AskError::Unsupported(what)),
             Mode::Modern => {
                 self.asks.require(required);
                 std::future::pending().await
@@ -322,6 +327,9 @@ impl Peer {
                 {
                     return Ok(found);
                 }
+                if let Some(task) = self.asks.task.get() {
+                    return ask_in_task(task, key, wrap(InlineRequest::new(params)), answer, check).await;
+                }
                 // Missing, malformed or not matching the question: ask (again). The spec prefers a new InputRequiredResult
                 // over an error when the client left something out.
                 self.asks.ask(key, wrap(InlineRequest::new(params)));
@@ -345,4 +353,31 @@ impl Peer {
             }
         }
     }
+}
+
+/// How many times a task asks one question again after answers that do not fit it.
+const TASK_ASKS: usize = 3;
+
+/// Asks inside a task: the question becomes one of the task's `inputRequests` (under `key`, or
+/// a fresh key when the task used that one before) and the handler waits for `tasks/update`.
+/// An answer that does not fit the question asks it again, under a new key.
+async fn ask_in_task<T>(
+    task: &crate::task::Live,
+    key: &str,
+    request: InputRequest,
+    answer: fn(&InputResponse) -> Option<T>,
+    check: impl Fn(&T) -> Result<(), String>,
+) -> Result<T, AskError> {
+    let mut problem = String::new();
+    for _ in 0..TASK_ASKS {
+        let response = task.ask(key, request.clone()).await.await.map_err(|_| AskError::Closed)?;
+        match answer(&response) {
+            Some(found) => match check(&found) {
+                Ok(()) => return Ok(found),
+                Err(why) => problem = why,
+            },
+            None => problem = format!("the answer to {key} is not a {} result", request.method()),
+        }
+    }
+    Err(AskError::InvalidAnswer(problem))
 }

@@ -51,6 +51,8 @@ pub(crate) struct ServerInner {
     pub(crate) approval_target: Option<ApprovalTarget>,
     /// Told about every request (`Server::observe`); set at most once.
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::observe::Observer>>,
+    /// The tasks this server made (the tasks extension).
+    pub(crate) tasks: Arc<crate::task::Tasks>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -81,8 +83,17 @@ impl ServerInner {
         if !modern {
             // 2026-07-28 replaced the logging capability with per-request `logLevel`.
             caps.logging = Some(Default::default());
+        } else if self.serves_tasks() {
+            let id = mcp_types::extensions::tasks::ID.to_owned();
+            caps.extensions.get_or_insert_with(Default::default).insert(id, Default::default());
         }
         caps
+    }
+
+    /// The tasks extension is served (2026-07-28) when a tool can become a task, or once one
+    /// did (its tasks stay reachable when the tool is gone).
+    pub(crate) fn serves_tasks(&self) -> bool {
+        self.tools.load().makes_tasks() || self.tasks.made_any()
     }
 
     pub(crate) fn serves_tools(&self) -> bool {
@@ -127,6 +138,7 @@ impl Server {
             interest: None,
             approval_target: None,
             policy: None,
+            task_store: None,
         }
     }
 
@@ -241,6 +253,7 @@ pub struct ServerBuilder {
     interest: Option<crate::interest::InterestHook>,
     approval_target: Option<ApprovalTarget>,
     policy: Option<Arc<dyn crate::policy::Policy>>,
+    task_store: Option<Arc<dyn crate::task::TaskStore>>,
 }
 
 /// Names where a tool runs, for the approval form (`ServerBuilder::approval_target`).
@@ -348,6 +361,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Where tasks' states are kept (the tasks extension): by default in memory
+    /// ([`MemoryTaskStore`](crate::task::MemoryTaskStore), bounded by
+    /// [`TaskConfig::capacity`](crate::task::TaskConfig::capacity)).
+    pub fn task_store(mut self, store: Arc<dyn crate::task::TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
     /// Builds the server; every registration problem is reported at once.
     pub fn build(self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
@@ -359,6 +380,7 @@ impl ServerBuilder {
         }
         let (changes, _) = broadcast::channel(256);
         let context = ServerContext::new(self.states, changes, self.config.peer_request_timeout);
+        let tasks = Arc::new(crate::task::Tasks::new(self.config.tasks.clone(), self.task_store));
         let inner = ServerInner {
             serve_tools: self.serve[0].unwrap_or(!self.tools.is_empty()),
             serve_prompts: self.serve[1].unwrap_or(!self.prompts.is_empty()),
@@ -379,6 +401,7 @@ impl ServerBuilder {
             shutdown: CancellationToken::new(),
             interest: Arc::new(crate::interest::Interest::new(self.interest)),
             observer: std::sync::OnceLock::new(),
+            tasks,
             approval_target: self.approval_target,
             policy: self.policy,
         };

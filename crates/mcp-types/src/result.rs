@@ -12,6 +12,9 @@ open_enum! {
         Complete = "complete",
         /// More input is needed: the result is an `InputRequiredResult` (MRTR).
         InputRequired = "input_required",
+        /// The request goes on as a task: the result is a `CreateTaskResult` (the tasks
+        /// extension, [`crate::extensions::tasks`]).
+        Task = "task",
     }
 }
 

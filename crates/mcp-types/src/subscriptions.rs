@@ -21,6 +21,9 @@ wire_struct! {
         opt resources_list_changed: bool = "resourcesListChanged",
         /// `notifications/resources/updated` for these resource URIs.
         opt resource_subscriptions: Vec<String> = "resourceSubscriptions",
+        /// `notifications/tasks` for these task ids (the tasks extension,
+        /// [`crate::extensions::tasks`]).
+        opt task_ids: Vec<String> = "taskIds",
     }
 }
 
@@ -31,6 +34,7 @@ impl SubscriptionFilter {
             && self.prompts_list_changed != Some(true)
             && self.resources_list_changed != Some(true)
             && self.resource_subscriptions.as_ref().is_none_or(Vec::is_empty)
+            && self.task_ids.as_ref().is_none_or(Vec::is_empty)
     }
 }
 

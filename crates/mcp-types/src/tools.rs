@@ -63,6 +63,19 @@ impl Tool {
         Tool::new(name, schema)
     }
 
+    /// Sets `execution.taskSupport`: whether the tool runs as a task. A server that serves the
+    /// tasks extension gives a task to a client that declares it (`optional`, `required`), and
+    /// refuses a `required` tool to one that does not (`-32021`).
+    pub fn with_task_support(mut self, support: TaskSupport) -> Self {
+        self.execution.get_or_insert_with(ToolExecution::default).task_support = Some(support);
+        self
+    }
+
+    /// The tool's `execution.taskSupport` (absent: `forbidden`).
+    pub fn task_support(&self) -> TaskSupport {
+        self.execution.as_ref().and_then(|e| e.task_support.clone()).unwrap_or(TaskSupport::Forbidden)
+    }
+
     /// Sets the description.
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());

@@ -447,7 +447,7 @@ impl Upstream {
             resources: catalog.resources.len(),
             resource_templates: catalog.templates.len(),
             last_error: last.as_ref().map(|(e, _)| e.clone()),
-            last_error_at: last.map(|(_, at)| crate::status::rfc3339(at)),
+            last_error_at: last.map(|(_, at)| mcp_types::time::rfc3339(at)),
             connects: self.connects.load(Ordering::Relaxed),
             restarts: self.connects.load(Ordering::Relaxed).saturating_sub(1),
             requests: self.requests.load(Ordering::Relaxed),

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use mcp_types::extensions::tasks::{self, UpdateTaskParams};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, Initialize, ListPrompts, ListResourceTemplates, ListResources,
     ListTools, Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
@@ -13,7 +14,7 @@ use mcp_types::{
     CallToolRequestParams, CompleteRequestParams, ErrorObject, GetPromptRequestParams,
     InitializeRequestParams, JsonObject, JsonValue, PaginatedRequestParams, RawJson,
     ReadResourceRequestParams, Request, RequestId, RequestMeta, RequestMethod, RequestParams,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionsListenRequestParams,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionsListenRequestParams, TaskIdParams,
     UnsubscribeRequestParams,
 };
 use serde::Deserialize;
@@ -40,6 +41,9 @@ pub(crate) enum Params {
     GetPrompt(GetPromptRequestParams),
     Complete(CompleteRequestParams),
     Listen(SubscriptionsListenRequestParams),
+    GetTask(TaskIdParams),
+    UpdateTask(UpdateTaskParams),
+    CancelTask(TaskIdParams),
     /// A method the server does not know: only its `_meta` was read.
     Other,
     /// A known method whose params do not decode: the `-32602` to answer once the checks
@@ -78,7 +82,9 @@ take_meta!(
     ReadResourceRequestParams,
     GetPromptRequestParams,
     CompleteRequestParams,
-    SubscriptionsListenRequestParams
+    SubscriptionsListenRequestParams,
+    TaskIdParams,
+    UpdateTaskParams
 );
 
 /// Only `_meta` of the params: what is read of an unknown method, or of a known one whose
@@ -144,6 +150,9 @@ impl Classified {
             GetPrompt::METHOD => typed(&request, Params::GetPrompt),
             Complete::METHOD => typed(&request, Params::Complete),
             SubscriptionsListen::METHOD => typed(&request, Params::Listen),
+            tasks::GetTask::METHOD => typed(&request, Params::GetTask),
+            tasks::UpdateTask::METHOD => typed(&request, Params::UpdateTask),
+            tasks::CancelTask::METHOD => typed(&request, Params::CancelTask),
             _ => meta_only(&request, Params::Other),
         };
         let (params, meta) = match decoded {
@@ -206,7 +215,8 @@ impl Classified {
     }
 
     /// What the body names: the `name` of `tools/call` and `prompts/get`, the `uri` of
-    /// `resources/read` (what `Mcp-Name` mirrors), and the `arguments` of `tools/call` (what
+    /// `resources/read`, the `taskId` of `tasks/get`, `tasks/update` and `tasks/cancel` (what
+    /// `Mcp-Name` mirrors), and the `arguments` of `tools/call` (what
     /// `Mcp-Param-*` mirror). `None` for other methods. Read from the typed params; only for
     /// params that did not decode is the raw text read loosely, as the body says it.
     pub fn named(&self) -> Option<Named<'_>> {
@@ -221,10 +231,19 @@ impl Classified {
             Params::ReadResource(p) => {
                 Some(Named { name: Some(Cow::Borrowed(p.uri.as_str())), arguments: None })
             }
+            Params::GetTask(p) | Params::CancelTask(p) => {
+                Some(Named { name: Some(Cow::Borrowed(p.task_id.as_str())), arguments: None })
+            }
+            Params::UpdateTask(p) => {
+                Some(Named { name: Some(Cow::Borrowed(p.task_id.as_str())), arguments: None })
+            }
             Params::Invalid(_, raw) | Params::Unreadable(_, raw) => {
                 let field = match self.method.as_str() {
                     CallTool::METHOD | GetPrompt::METHOD => "name",
                     ReadResource::METHOD => "uri",
+                    tasks::GetTask::METHOD | tasks::UpdateTask::METHOD | tasks::CancelTask::METHOD => {
+                        "taskId"
+                    }
                     _ => return None,
                 };
                 let mut loose: JsonObject =
@@ -247,7 +266,8 @@ impl Classified {
 /// What a request's body names, for checks outside the router (HTTP headers, scopes).
 #[derive(Debug)]
 pub struct Named<'a> {
-    /// The `name` (`tools/call`, `prompts/get`) or `uri` (`resources/read`), when it is a string.
+    /// The `name` (`tools/call`, `prompts/get`), `uri` (`resources/read`) or `taskId`
+    /// (`tasks/get`, `tasks/update`, `tasks/cancel`), when it is a string.
     pub name: Option<Cow<'a, str>>,
     /// The `arguments` of `tools/call`, when an object.
     pub arguments: Option<Cow<'a, JsonObject>>,

@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mcp_types::extensions::tasks;
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, CompleteResult, Completion,
     CompletionReference, ErrorObject, GetPromptRequestParams, JsonObject, JsonValue, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult,
+    ReadResourceRequestParams, ReadResourceResult, TaskSupport,
 };
+use tokio_util::sync::CancellationToken;
 
 use super::finish::{Cacheable, ToolsPage};
 use super::mrtr::{Run, run};
@@ -24,6 +26,7 @@ use crate::principal::Principal;
 use crate::prompts::PromptFailure;
 use crate::resources::ReadFailure;
 use crate::server::Server;
+use crate::tools::{ToolEntry, ToolRun};
 
 /// One page of a list (borrowed: only what the page holds is ever copied), and the cursor of
 /// the next page.
@@ -92,6 +95,34 @@ fn internal(message: impl Into<String>) -> Failure {
     Failure::after_dispatch(ErrorObject::internal(message))
 }
 
+/// What a tool's run comes to: its result (arguments the handler refused are a tool error), or
+/// the JSON-RPC error the call ends with — a failure of the handler, another server's error it
+/// passed on, or a result that breaks the tool's `outputSchema`. One rule for a call answered
+/// at once and for one that ran as a task.
+pub(super) fn settle(entry: &ToolEntry, name: &str, run: ToolRun) -> Result<CallToolResult, ErrorObject> {
+    let result = match run {
+        Ok(result) => result,
+        Err(Rejection::InvalidArguments(m)) => {
+            return Ok(CallToolResult::error(format!("Invalid arguments for tool {name}: {m}")));
+        }
+        Err(Rejection::Internal(m)) => return Err(ErrorObject::internal(m)),
+        Err(Rejection::Protocol(e)) => return Err(e),
+    };
+    if let (Some(schema), false) = (&entry.output, result.is_error()) {
+        let Some(structured) = &result.structured_content else {
+            return Err(ErrorObject::internal(format!(
+                "tool {name} declares an outputSchema but returned no structuredContent"
+            )));
+        };
+        if let Err(violation) = schema.validate(structured) {
+            return Err(ErrorObject::internal(format!(
+                "tool {name} returned structuredContent that violates its outputSchema: {violation}"
+            )));
+        }
+    }
+    Ok(result)
+}
+
 impl Server {
     pub(super) fn list_tools(&self, ctx: &Ctx<'_>, params: PaginatedRequestParams) -> Routed {
         let table = self.inner.tools.load();
@@ -123,6 +154,13 @@ impl Server {
         };
         let arguments = params.arguments.unwrap_or_default();
         self.permitted(ctx, Item::Tool(&entry.def), Some(&arguments), unknown)?;
+        // A tool that can become a task does so only for a modern client that declared the
+        // extension on this request; one that must be a task is refused to the others.
+        let as_task =
+            entry.task != TaskSupport::Forbidden && ctx.modern() && tasks::declared(&ctx.capabilities);
+        if entry.task == TaskSupport::Required && !as_task {
+            return Err(Failure::bad_request(ErrorObject::missing_client_capability(tasks::required())));
+        }
         let answers = self.answers(
             ctx,
             "tools/call",
@@ -141,6 +179,9 @@ impl Server {
             AskState::new("tools/call", params.name.clone(), answers.answers, answers.digest)
                 .carrying(answers.carried),
         );
+        if as_task {
+            asks.detachable.store(true, std::sync::atomic::Ordering::Release);
+        }
         let approvals = &self.inner.config.approvals;
         let subject = ctx.principal.as_deref().and_then(|p| p.subject.as_deref());
         let by_policy = || {
@@ -160,20 +201,31 @@ impl Server {
                 .unwrap_or_else(|| format!("server {:?}", self.inner.info.name));
             super::approval::message(&params.name, &target, &arguments, &entry.def.input_schema)
         });
-        let call = ctx.call(asks.clone(), Some(arguments), None);
+        let mut call = ctx.call(asks.clone(), Some(arguments), None);
+        // A task's work outlives the request: it is cancelled by `tasks/cancel`, not by the
+        // end of the exchange that started it (until it becomes a task, dropping it is enough).
+        let task_cancel = as_task.then(CancellationToken::new);
+        if let Some(token) = &task_cancel {
+            call.cancel = token.clone();
+        }
         let cancel = call.cancel.clone();
         let running = match approval {
             Some(message) => super::approval::approved_run(&entry.run, call, params.name.clone(), message),
             None => (entry.run)(call),
         };
-        let outcome = run(running, asks.clone(), Some(self.inner.config.tool_timeout)).await;
-        let result = match outcome {
-            Run::Done(Ok(result)) => result,
-            Run::Done(Err(Rejection::InvalidArguments(m))) => {
-                CallToolResult::error(format!("Invalid arguments for tool {}: {m}", params.name))
+        let outcome = match task_cancel {
+            Some(token) => {
+                match super::tasks::until_detached(running, &asks, self.inner.tasks.config.grace).await {
+                    super::tasks::Step::Ran(outcome) => outcome,
+                    super::tasks::Step::Detached(running) => {
+                        return self.detach(ctx, entry, params.name, running, asks, token).await;
+                    }
+                }
             }
-            Run::Done(Err(Rejection::Internal(m))) => return Err(internal(m)),
-            Run::Done(Err(Rejection::Protocol(e))) => return Err(passed_on(e)),
+            None => run(running, asks.clone(), Some(self.inner.config.tool_timeout)).await,
+        };
+        let result = match outcome {
+            Run::Done(done) => settle(&entry, &params.name, done).map_err(passed_on)?,
             Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => {
                 cancel.cancel();
@@ -185,20 +237,6 @@ impl Server {
                 ))
             }
         };
-        if let (Some(schema), false) = (&entry.output, result.is_error()) {
-            let Some(structured) = &result.structured_content else {
-                return Err(internal(format!(
-                    "tool {} declares an outputSchema but returned no structuredContent",
-                    params.name
-                )));
-            };
-            if let Err(violation) = schema.validate(structured) {
-                return Err(internal(format!(
-                    "tool {} returned structuredContent that violates its outputSchema: {violation}",
-                    params.name
-                )));
-            }
-        }
         ctx.finish_tool(result)
     }
 

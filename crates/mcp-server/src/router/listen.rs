@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use mcp_types::extensions::tasks::TaskChanged;
 use mcp_types::methods::{
     PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged, ToolListChanged,
 };
 use mcp_types::{
-    Message, Notification, NotificationMeta, NotificationMethod, NotificationParams, RequestId,
+    ErrorObject, Message, Notification, NotificationMeta, NotificationMethod, NotificationParams, RequestId,
     ResourceUpdatedNotificationParams, ResultMeta, SubscriptionFilter,
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams, SubscriptionsListenResult,
 };
@@ -73,6 +74,7 @@ impl Server {
                 .resource_subscriptions
                 .clone()
                 .filter(|_| inner.serves_resources()),
+            task_ids: requested.task_ids.clone().filter(|ids| !ids.is_empty() && inner.serves_tasks()),
             extra: Default::default(),
         }
     }
@@ -80,7 +82,16 @@ impl Server {
     /// `subscriptions/listen`: acknowledges, then streams matching notifications until the
     /// client cancels (no response) or the server shuts down (a completion result).
     pub(super) async fn listen(&self, ctx: &Ctx<'_>, params: SubscriptionsListenRequestParams) -> Routed {
+        let asks_tasks = params.notifications.task_ids.as_ref().is_some_and(|ids| !ids.is_empty());
+        if asks_tasks && !mcp_types::extensions::tasks::declared(&ctx.capabilities) {
+            return Err(super::Failure::bad_request(ErrorObject::missing_client_capability(
+                mcp_types::extensions::tasks::required(),
+            )));
+        }
         let filter = self.honoured(&params.notifications);
+        // Only the caller's own tasks are followed; another's are as unknown as missing ones.
+        let owner = crate::request_state::caller(ctx.principal.as_deref());
+        let mut task_changes = filter.task_ids.is_some().then(|| self.inner.tasks.changes());
         let _open = self.inner.observer.get().map(|observer| Open::subscription(observer.clone()));
         // Followed until this stream ends, however it ends.
         let _following =
@@ -102,6 +113,19 @@ impl Server {
         loop {
             let change = tokio::select! {
                 change = changes.recv() => change,
+                Some(task) = next_task(&mut task_changes) => {
+                    let wanted = filter.task_ids.as_ref().is_some_and(|ids| ids.contains(&task.task.task_id));
+                    if wanted && task.owner == owner {
+                        let mut params = task.task.to_notification();
+                        params.meta = tagged(&ctx.id);
+                        if let Some(n) = encode::<TaskChanged>(&params) {
+                            if !sink.send(n).await {
+                                return Ok(None);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 _ = self.inner.shutdown.cancelled() => break,
                 _ = ending.cancelled() => break,
                 _ = ctx.cancel.cancelled() => return Ok(None),
@@ -127,6 +151,24 @@ impl Server {
     }
 }
 
+/// The next task change a stream follows: `None` when it follows no task or missed some
+/// (a client that missed a change still sees the task's state on `tasks/get`).
+async fn next_task(
+    changes: &mut Option<tokio::sync::broadcast::Receiver<Arc<crate::task::TaskChange>>>,
+) -> Option<Arc<crate::task::TaskChange>> {
+    let receiver = changes.as_mut()?;
+    loop {
+        match receiver.recv().await {
+            Ok(change) => return Some(change),
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => {
+                *changes = None;
+                return None;
+            }
+        }
+    }
+}
+
 /// Forwards changes to a legacy session for as long as its connection lives: list changes
 /// for the features the server serves, resource updates for URIs the client subscribed to.
 pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, session: SessionHandle) {
@@ -138,6 +180,7 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
         prompts_list_changed: Some(server.inner.serves_prompts()),
         resources_list_changed: Some(server.inner.serves_resources()),
         resource_subscriptions: None,
+        task_ids: None,
         extra: Default::default(),
     };
     // The session counts as open for the observer while this task runs: it ends with the

@@ -18,10 +18,12 @@ mod finish;
 mod lifecycle;
 mod listen;
 mod mrtr;
+mod tasks;
 mod watch;
 
 use std::sync::Arc;
 
+use mcp_types::extensions::tasks::{CancelTask, GetTask, UpdateTask};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
     Ping, ReadResource, SetLevel, Subscribe, SubscriptionsListen, Unsubscribe,
@@ -150,6 +152,9 @@ const MODERN_METHODS: &[&str] = &[
     GetPrompt::METHOD,
     Complete::METHOD,
     SubscriptionsListen::METHOD,
+    GetTask::METHOD,
+    UpdateTask::METHOD,
+    CancelTask::METHOD,
 ];
 
 impl Server {
@@ -391,7 +396,12 @@ impl Server {
             Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
             SetLevel::METHOD => true,
             Subscribe::METHOD | Unsubscribe::METHOD => self.inner.serves_resources(),
-            Discover::METHOD | SubscriptionsListen::METHOD => false,
+            // The tasks extension exists only under 2026-07-28 (legacy tasks are not served).
+            Discover::METHOD
+            | SubscriptionsListen::METHOD
+            | GetTask::METHOD
+            | UpdateTask::METHOD
+            | CancelTask::METHOD => false,
             other => MODERN_METHODS.contains(&other) && self.method_served(other),
         };
         if !served {
@@ -437,6 +447,9 @@ impl Server {
             Params::GetPrompt(params) => Box::pin(self.get_prompt(ctx, params)).await,
             Params::Complete(params) => Box::pin(self.complete(ctx, params)).await,
             Params::Listen(params) => Box::pin(self.listen(ctx, params)).await,
+            Params::GetTask(params) => Box::pin(self.get_task(ctx, params)).await,
+            Params::UpdateTask(params) => Box::pin(self.update_task(ctx, params)).await,
+            Params::CancelTask(params) => Box::pin(self.cancel_task(ctx, params)).await,
             Params::Invalid(error, _) | Params::Unreadable(error, _) => Err(Failure::bad_request(error)),
             Params::Ping
             | Params::Initialize(_)
@@ -463,6 +476,7 @@ impl Server {
             Some("prompts") => inner.serves_prompts(),
             Some("resources") => inner.serves_resources(),
             Some("completion") => inner.serves_prompts() || inner.serves_resources(),
+            Some("tasks") => inner.serves_tasks(),
             _ => true,
         }
     }

@@ -51,6 +51,8 @@ pub(crate) struct ToolEntry {
     /// `Mcp-Param-*` check (empty when there are none, or when they are invalid).
     pub(crate) headers: Arc<[ParamHeader]>,
     pub(crate) run: ErasedTool,
+    /// Whether a call may become a task (`execution.taskSupport`; the tasks extension).
+    pub(crate) task: mcp_types::TaskSupport,
 }
 
 /// A registration problem, reported when the server is built.
@@ -101,6 +103,8 @@ pub struct Tools {
     pub(crate) entries: Vec<Arc<ToolEntry>>,
     pub(crate) index: crate::hash::NameMap<usize>,
     pub(crate) errors: Vec<RegistrationError>,
+    /// How many tools can become tasks.
+    pub(crate) task_tools: usize,
 }
 
 impl std::fmt::Debug for Tools {
@@ -250,9 +254,18 @@ impl Tools {
                 Arc::from([])
             }
         };
+        let task = def.task_support();
+        if task != mcp_types::TaskSupport::Forbidden {
+            self.task_tools += 1;
+        }
         self.index.insert(def.name.clone(), self.entries.len());
-        self.entries.push(Arc::new(ToolEntry { def, input, output, listed, headers, run }));
+        self.entries.push(Arc::new(ToolEntry { def, input, output, listed, headers, run, task }));
         self
+    }
+
+    /// True when a tool can become a task (`execution.taskSupport` `optional` or `required`).
+    pub(crate) fn makes_tasks(&self) -> bool {
+        self.task_tools > 0
     }
 
     /// Takes the registration problems found so far (a name refused, a schema that does not
