@@ -35,6 +35,13 @@ const TOOLS: &[&str] = &[
     "test_input_required_result_capabilities",
     "test_trigger_tool_change",
     "test_trigger_prompt_change",
+    "greet",
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_delete",
+    "multi_input",
+    "test_tool_with_task",
 ];
 
 const RESOURCES: &[(&str, &str)] = &[
@@ -77,6 +84,13 @@ fn check_lists([tools, resources, templates, prompts]: &[Value; 4]) {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         let name = tool["name"].as_str().unwrap();
         assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)), "{name}");
+        // The tasks fixtures say they may (or must) become tasks.
+        let support = match name {
+            "slow_compute" | "protocol_error_job" | "confirm_delete" | "multi_input" => json!("optional"),
+            "failing_job" | "test_tool_with_task" => json!("required"),
+            _ => Value::Null,
+        };
+        assert_eq!(tool["execution"]["taskSupport"], support, "{name}");
     }
     let listed = resources["resources"].as_array().unwrap();
     assert_eq!(listed.len(), RESOURCES.len(), "{resources}");

@@ -111,6 +111,10 @@ pub enum ClientError {
         /// The violation.
         message: String,
     },
+    /// The task the call became was cancelled (the tasks extension): by `tasks/cancel`, from
+    /// this client or another holder of its id.
+    #[error("task {0} was cancelled")]
+    TaskCancelled(String),
     /// The client was closed.
     #[error("client closed")]
     Closed,
@@ -134,6 +138,7 @@ impl ClientError {
             ClientError::NoCommonVersion { .. } => Outcome::NotExecuted,
             ClientError::Unsupported(_) => Outcome::NotExecuted,
             ClientError::InvalidStructuredContent { .. } => Outcome::Answered,
+            ClientError::TaskCancelled(_) => Outcome::Answered,
             ClientError::Closed => Outcome::NotExecuted,
             ClientError::InvalidConfig(_) => Outcome::NotExecuted,
         }

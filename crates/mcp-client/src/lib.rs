@@ -64,7 +64,7 @@ mod wire;
 
 pub use client::{
     Client, ClientBuilder, Detected, EraCache, ListLimits, QueueLimits, RequestOptions, SUPPORTED_VERSIONS,
-    Subscription, SubscriptionEvent,
+    Subscription, SubscriptionEvent, TaskFn, ToolOutcome,
 };
 pub use engine::ProgressFn;
 pub use error::{ClientError, ListingBound, Outcome};

@@ -93,6 +93,29 @@ pub(crate) enum ClientCommand {
         /// over an existing file), each named on stderr.
         #[arg(long, value_name = "DIR")]
         save: Option<std::path::PathBuf>,
+        /// When the server makes the call a task (the tasks extension), print the task and exit
+        /// instead of following it (see `mcpkit task`). Without it, a task's state shows as
+        /// progress until it ends.
+        #[arg(long)]
+        detach: bool,
+        #[command(flatten)]
+        interaction: InteractionArgs,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Get, wait for or cancel a task a call became (`call --detach`; the tasks extension).
+    ///
+    /// A task lives in the server that made it: reach the same one (a server started again by
+    /// a stdio command has none of the tasks of the one before). `get` exits 1 for a tool error,
+    /// 4 for a failed or cancelled task.
+    #[command(
+        after_help = "Examples:\n  mcpkit call slow_compute --arg seconds=60 --detach --url http://127.0.0.1:8080/mcp\n  mcpkit task get 3f2a... --url http://127.0.0.1:8080/mcp\n  mcpkit task wait 3f2a... --url http://127.0.0.1:8080/mcp   # answers its questions\n  mcpkit task cancel 3f2a... --url http://127.0.0.1:8080/mcp"
+    )]
+    Task {
+        /// What to do.
+        action: crate::task::Action,
+        /// The task's id (`taskId`).
+        id: String,
         #[command(flatten)]
         interaction: InteractionArgs,
         #[command(flatten)]
@@ -260,6 +283,7 @@ fn span_name(command: &ClientCommand) -> String {
         ClientCommand::Prompt { .. } => "prompts/get".to_owned(),
         ClientCommand::Complete { .. } => "completion/complete".to_owned(),
         ClientCommand::Listen { .. } => "subscriptions/listen".to_owned(),
+        ClientCommand::Task { action, .. } => format!("mcpkit task {action:?}").to_lowercase(),
     }
 }
 
@@ -281,6 +305,7 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
         | ClientCommand::Prompt { target, .. }
         | ClientCommand::Complete { target, .. }
         | ClientCommand::Listen { target, .. }
+        | ClientCommand::Task { target, .. }
         | ClientCommand::Bench { target, .. } => target,
     }
 }
@@ -292,6 +317,7 @@ fn interaction_of(command: &ClientCommand) -> Option<&AnswerArgs> {
     match command {
         ClientCommand::Call { interaction, .. }
         | ClientCommand::Read { interaction, .. }
+        | ClientCommand::Task { interaction, .. }
         | ClientCommand::Prompt { interaction, .. } => Some(&interaction.answers),
         ClientCommand::List { answers, .. } | ClientCommand::Describe { answers, .. } => Some(answers),
         ClientCommand::Info { .. }
@@ -540,13 +566,24 @@ async fn execute(
             params.arguments = arguments.as_object().cloned();
             return bench::run(client, params, load, json).await;
         }
-        ClientCommand::Call { tool, interaction, target, structured, save, .. } => {
+        ClientCommand::Call { tool, interaction, target, structured, save, detach, .. } => {
             let (mut arguments, typed) = call_arguments;
             fit_to_schema(client, tool, &mut arguments, &typed).await;
             let mut params = mcp_types::CallToolRequestParams::new(tool);
             params.arguments = arguments.as_object().cloned();
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
-            let result = client.call_tool_raw_with(&params, &progress.options(target.timeout())).await;
+            let result = if *detach {
+                match client.call_tool_or_task(&params, &progress.options(target.timeout())).await {
+                    Ok(mcp_client::ToolOutcome::Task(task)) => {
+                        drop(progress);
+                        return crate::task::print(json, &task);
+                    }
+                    Ok(mcp_client::ToolOutcome::Complete(result, raw)) => Ok((result, raw)),
+                    Err(e) => Err(e),
+                }
+            } else {
+                client.call_tool_raw_with(&params, &progress.options(target.timeout())).await
+            };
             drop(progress);
             let (result, raw) = match result {
                 Ok(answer) => answer,
@@ -617,6 +654,11 @@ async fn execute(
             }
             let (_, raw) = client.request_raw::<Complete>(&params, &RequestOptions::default()).await?;
             output::print_raw(json, &raw, output::complete)?;
+        }
+        ClientCommand::Task { action, id, interaction, target } => {
+            let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));
+            let options = progress.options(target.timeout());
+            return crate::task::run(client, *action, id, json, options).await;
         }
         ClientCommand::Listen { tools, prompts, resources, resource, target } => {
             let asked = listen::Asked { tools: *tools, prompts: *prompts, resources: *resources, resource };

@@ -5,13 +5,13 @@
 use std::time::Duration;
 
 use mcp_server::{
-    Args, Cancel, Completions, Json, Log, Peer, Progress, Prompts, Resources, Server, ToolError, Tools,
-    UriVars,
+    Args, Cancel, Completions, Json, Log, Peer, Progress, Prompts, Resources, Server, TaskHandle, ToolError,
+    Tools, UriVars,
 };
 use mcp_types::{
     CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams, ElicitationSchema,
     PrimitiveSchemaDefinition, PromptMessage, Resource, ResourceTemplate, Role, SamplingContent,
-    SamplingMessage, StringSchema, Tool, ToolAnnotations,
+    SamplingMessage, StringSchema, TaskSupport, Tool, ToolAnnotations,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -96,6 +96,43 @@ async fn greet_me(client: Peer) -> Result<String, ToolError> {
 }
 
 #[derive(Deserialize, JsonSchema)]
+struct ReportArgs {
+    /// How many seconds the report takes (at most 600).
+    seconds: u32,
+}
+
+/// Tasks: a long job that becomes a task for a client that takes tasks (it is polled, and can
+/// be cancelled with `tasks/cancel`); it asks, as the task, whether to add the details.
+async fn report(
+    task: TaskHandle,
+    client: Peer,
+    Args(ReportArgs { seconds }): Args<ReportArgs>,
+) -> Result<String, ToolError> {
+    task.detach().await;
+    tokio::time::sleep(Duration::from_secs(u64::from(seconds.min(600)))).await;
+    let mut schema = ElicitationSchema::default();
+    schema.properties.insert("details".to_owned(), PrimitiveSchemaDefinition::Boolean(Default::default()));
+    schema.required = Some(vec!["details".to_owned()]);
+    let form = ElicitRequestFormParams::new("The report is ready. Add the details?", schema);
+    let details = match client.elicit("details", form).await {
+        Ok(answer) => {
+            answer.action == ElicitAction::Accept
+                && answer.content.as_ref().and_then(|c| c.get("details")).and_then(|v| v.as_bool())
+                    == Some(true)
+        }
+        // A client that cannot answer gets the short report.
+        Err(mcp_server::AskError::Unsupported(_)) => false,
+        Err(e) => return Err(e.into()),
+    };
+    let id = task.id().map(|id| format!(" (task {id})")).unwrap_or_default();
+    Ok(if details {
+        format!("Report after {seconds} s{id}: all went well. Details: nothing to add.")
+    } else {
+        format!("Report after {seconds} s{id}: all went well.")
+    })
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct HaikuArgs {
     /// What the haiku is about.
     topic: String,
@@ -175,13 +212,19 @@ pub(crate) fn server(
         .add("greet_me", "Ask the user for their name (elicitation)", greet_me)
         .add("haiku", "Ask the client's model for a haiku (sampling)", haiku)
         .add("roots", "List the client's roots (roots)", roots)
-        .add("fail", "Always fails, with isError: true", fail);
+        .add("fail", "Always fails, with isError: true", fail)
+        .add_tool(
+            Tool::without_arguments("report")
+                .with_description("Work SECONDS, then ask whether to add the details")
+                .with_task_support(TaskSupport::Optional),
+            report,
+        );
     let resources = Resources::new()
         .text(
             Resource::new("demo://readme", "readme")
                 .with_mime_type("text/markdown")
                 .with_description("About this server"),
-            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, roots, fail.\n",
+            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, roots, fail, report.\n",
         )
         .template(
             ResourceTemplate::new("demo://notes/{id}", "note")
@@ -200,7 +243,7 @@ pub(crate) fn server(
     };
     builder
         .title("mcpkit demonstration server")
-        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots) and fail (errors).")
+        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots), fail (errors) and report (a task).")
         .tools(tools)
         .resources(resources)
         .prompts(prompts)

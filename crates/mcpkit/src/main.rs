@@ -33,6 +33,7 @@ mod shell;
 mod signals;
 mod status;
 mod target;
+mod task;
 mod terminal;
 mod usage;
 

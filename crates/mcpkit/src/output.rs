@@ -54,7 +54,7 @@ pub(crate) fn exit_status(written: Result<(), WriteError>) -> std::process::Exit
 }
 
 /// `text` and a newline, unless it is empty or ends with one.
-fn write_text(text: &str) -> Result<(), WriteError> {
+pub(crate) fn write_text(text: &str) -> Result<(), WriteError> {
     let text = terminal::text(text);
     if text.is_empty() || text.ends_with('\n') { write(&text) } else { write(&format!("{text}\n")) }
 }
@@ -186,8 +186,9 @@ fn type_of(schema: &Value) -> String {
     }
 }
 
-/// What a tool's annotations and output schema say, for `list tools`: `read-only`,
-/// `destructive`, `idempotent`, `structured output`.
+/// What a tool's annotations, output schema and task support say, for `list tools`:
+/// `read-only`, `destructive`, `idempotent`, `structured output`, `task` (it may become one),
+/// `task only`.
 fn tool_notes(tool: &Value) -> Vec<&'static str> {
     let annotations = tool.get("annotations");
     let hint = |name: &str| annotations.and_then(|a| a.get(name)).and_then(Value::as_bool);
@@ -202,6 +203,11 @@ fn tool_notes(tool: &Value) -> Vec<&'static str> {
     }
     if tool.get("outputSchema").is_some() {
         notes.push("structured output");
+    }
+    match tool.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str) {
+        Some("optional") => notes.push("task"),
+        Some("required") => notes.push("task only"),
+        _ => {}
     }
     notes
 }

@@ -205,6 +205,30 @@ impl Tracker {
             Some(limit) => RequestOptions::default().timeout(limit).max_timeout(limit),
             None => RequestOptions::default().reset_timeout_on_progress(true),
         };
+        let (task_style, task_active) = (style, self.active.clone());
+        // Each poll of a task brings its state again: only a change is shown.
+        let last = Mutex::new(String::new());
+        let options = options.on_task(move |t| {
+            if !task_active.load(Ordering::SeqCst) {
+                return;
+            }
+            let line = crate::task::line(t);
+            {
+                let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if *last == line {
+                    return;
+                }
+                last.clone_from(&line);
+            }
+            let mut s = screen();
+            let out = match task_style {
+                Style::Off => return,
+                Style::Bar if !t.status.is_terminal() => s.draw_bar(line),
+                Style::Bar => return,
+                Style::Lines => s.print_line(line),
+            };
+            write_stderr(&out);
+        });
         options.on_progress(move |p| {
             if !active.load(Ordering::SeqCst) {
                 return;

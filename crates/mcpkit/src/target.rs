@@ -301,6 +301,8 @@ impl TargetArgs {
         }
         if let Some(interaction) = interaction {
             builder = builder.handlers(crate::interactive::handlers(interaction, &self.server_label())?);
+            // A call may become a task: followed to its end (`call`), or printed (`--detach`).
+            builder = builder.tasks(true);
         }
         if let Some(level) = self.log_level.level() {
             builder = builder.log_level(level);

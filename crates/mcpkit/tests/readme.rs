@@ -336,6 +336,7 @@ impl Session {
         } else {
             on_a_terminal(self.shell(&command))
         };
+        let output = rendered(&output);
         let actual: Vec<&str> = output.lines().map(str::trim_end).collect();
         assert!(
             lines_match(&expected, &actual),
@@ -344,6 +345,51 @@ impl Session {
         );
         true
     }
+}
+
+/// What a terminal shows of `output`: a line redrawn in place (`\r`, erase line `ESC[2K`) shows
+/// its last state only, and the autowrap switches (`ESC[?7l`, `ESC[?7h`) show nothing — so
+/// that a progress line erased before the answer leaves nothing, as on a screen.
+fn rendered(output: &str) -> String {
+    let mut screen = String::with_capacity(output.len());
+    for line in output.split('\n') {
+        let mut row: Vec<char> = Vec::new();
+        let mut column = 0;
+        let mut rest = line;
+        while let Some(c) = rest.chars().next() {
+            let sequence = ["\x1b[2K", "\x1b[?7l", "\x1b[?7h"].into_iter().find(|s| rest.starts_with(s));
+            if let Some(sequence) = sequence {
+                if sequence == "\x1b[2K" {
+                    row.clear();
+                }
+                rest = &rest[sequence.len()..];
+                continue;
+            }
+            rest = &rest[c.len_utf8()..];
+            match c {
+                '\r' => column = 0,
+                c => {
+                    if column < row.len() {
+                        row[column] = c;
+                    } else {
+                        row.resize(column, ' ');
+                        row.push(c);
+                    }
+                    column += 1;
+                }
+            }
+        }
+        screen.extend(row);
+        screen.push('\n');
+    }
+    screen.pop();
+    screen
+}
+
+#[test]
+fn a_redrawn_line_shows_its_last_state() {
+    assert_eq!(rendered("\r\x1b[2K\x1b[?7lworking\x1b[?7h\r\x1b[2KDone.\nnext"), "Done.\nnext");
+    assert_eq!(rendered("abc\rX"), "Xbc");
 }
 
 impl Drop for Session {

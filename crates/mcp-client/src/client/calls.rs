@@ -250,7 +250,11 @@ impl Client {
                 Err(e) => return Err(e),
             }
         };
-        let result: CallToolResult = decode("tools/call", &raw)?;
+        let (result, raw) = if super::task::is_task(&raw) {
+            self.finish_task(raw, options).await?
+        } else {
+            (decode("tools/call", &raw)?, raw)
+        };
         if self.inner.config.validate_output
             && result.is_error != Some(true)
             && let Some(entry) = &entry

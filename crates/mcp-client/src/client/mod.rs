@@ -7,6 +7,7 @@ mod handshake;
 mod listen;
 mod options;
 mod params;
+mod task;
 mod tools;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,6 +32,7 @@ use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
 pub use listen::{Subscription, SubscriptionEvent};
 pub use options::{Detected, EraCache, ListLimits, QueueLimits, RequestOptions};
+pub use task::{TaskFn, ToolOutcome};
 
 use cache::ResultCache;
 use tools::ToolTable;
@@ -87,6 +89,7 @@ pub struct ClientBuilder {
     pub(crate) list_limits: ListLimits,
     pub(crate) queue_limits: QueueLimits,
     pub(crate) trace_context: Option<TraceContext>,
+    pub(crate) tasks: bool,
 }
 
 /// Where a client finds the trace context of the request it is about to send
@@ -119,7 +122,17 @@ impl ClientBuilder {
             list_limits: ListLimits::default(),
             queue_limits: QueueLimits::default(),
             trace_context: None,
+            tasks: false,
         }
+    }
+
+    /// Declares the tasks extension (`io.modelcontextprotocol/tasks`) to modern servers: a
+    /// `tools/call` may then be answered with a task, which [`Client::call_tool`] follows to its
+    /// end (polling, answering its questions with the handlers, cancelling it when dropped)
+    /// and [`Client::call_tool_or_task`] returns as it is. Off by default.
+    pub fn tasks(mut self, yes: bool) -> Self {
+        self.tasks = yes;
+        self
     }
 
     /// The full `clientInfo` (title, icons, ...).
@@ -430,6 +443,9 @@ impl Inner {
         {
             roots.list_changed = None;
         }
+        if version.is_modern() && self.config.tasks {
+            task::with_tasks(&mut caps);
+        }
         caps
     }
 
@@ -687,6 +703,7 @@ impl Inner {
             let name_key = match method {
                 "tools/call" | "prompts/get" => Some("name"),
                 "resources/read" => Some("uri"),
+                "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
                 _ => None,
             };
             if let Some(k) = name_key

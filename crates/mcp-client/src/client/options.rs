@@ -27,6 +27,7 @@ pub struct RequestOptions {
     pub(crate) pass_input_required: bool,
     pub(crate) tag: Option<crate::handler::Tag>,
     pub(crate) authorization: Option<crate::transport::Credential>,
+    pub(crate) on_task: Option<super::task::TaskFn>,
 }
 
 /// Bounds of the `list_all_*` helpers (and of the listing a `tools/call` makes first to learn
@@ -220,6 +221,7 @@ impl std::fmt::Debug for RequestOptions {
             .field("list_limits", &self.list_limits)
             .field("client_capabilities", &self.client_capabilities)
             .field("pass_input_required", &self.pass_input_required)
+            .field("on_task", &self.on_task.is_some())
             .finish()
     }
 }
@@ -267,6 +269,16 @@ impl RequestOptions {
     /// Asks for progress notifications (sends a `progressToken`) and calls `f` for each.
     pub fn on_progress(mut self, f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Calls `f` with each state of the task a `tools/call` becomes (the tasks extension), as
+    /// the client follows it: its status, its message, its questions.
+    pub fn on_task(
+        mut self,
+        f: impl Fn(&mcp_types::extensions::tasks::TaskResult) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_task = Some(std::sync::Arc::new(f));
         self
     }
 
