@@ -55,7 +55,7 @@ done < <(find crates -name '*.rs')
 # placed on purpose.
 layers="hash observe rate sink schema uri_template principal policy interest session connection request_state task door::classify door::reply
         context call extract peer handler
-        tools completion resources prompts
+        tools completion resources prompts skills
         config server
         router
         door stdio_pipes stdio"

@@ -59,6 +59,17 @@ REQUIRED_NOT_SCORED=(
   json-schema-2020-12
   http-header-validation
   http-custom-header-server-validation
+  # The tasks extension (SEP-2663), run with the 2026-07-28 set.
+  tasks-lifecycle
+  tasks-capability-negotiation
+  tasks-wire-fields
+  tasks-request-state-removal
+  tasks-mrtr-input
+  tasks-request-headers
+  tasks-dispatch-and-envelope
+  tasks-status-notifications
+  tasks-required-task-error
+  tasks-mrtr-composition
 )
 REQUIRED_NOT_SCORED_CLIENT=(
   json-schema-2020-12-preservation
@@ -69,6 +80,21 @@ REQUIRED_NOT_SCORED_CLIENT=(
   auth/dpop-nonce
   auth/wif-jwt-bearer
 )
+# Extension scenarios no requirement set selects, run one by one (`--scenario NAME --force`) at
+# 2026-07-28, each into its own folder (`ext-NAME`, `client-ext-NAME`): every check must pass,
+# and a scenario that verified nothing (the extension undeclared, all SKIPPED) fails.
+EXTENSION_SCENARIOS=(
+  sep-2640-skills-directory
+  sep-2640-skills-enumeration
+  sep-2640-skills-manifest
+)
+EXTENSION_SCENARIOS_CLIENT=(
+  sep-2640-client-no-prefetch
+  sep-2640-client-verify-digest
+  sep-2640-client-verify-size
+  sep-2640-client-verify-frontmatter
+)
+EXTENSION_REVISION=2026-07-28
 # Scored client scenarios allowed to fail for now (none since the authorization issue).
 CLIENT_EXPECTED_FAILURES=scripts/conformance/client-expected-failures.yml
 # Seconds the server gets to accept connections, and one requirement set gets to finish.
@@ -262,6 +288,7 @@ run_suite() {
 
 # --- The suite --------------------------------------------------------------------------------
 declare -A suite_status
+extension_status=()
 outdirs=()
 crashes=()
 timings=""
@@ -285,6 +312,15 @@ if [ "$run_server" -eq 1 ]; then
       tail -n 40 "$server_log" >&2
     fi
   done
+  for scenario in "${EXTENSION_SCENARIOS[@]}"; do
+    out="$RESULTS/ext-$scenario"
+    mkdir -p "$out"
+    outdirs+=("$out")
+    [ -n "$server_pid" ] || start_server
+    run_suite "server $scenario" server --url "$url" --scenario "$scenario" \
+      --spec-version "$EXTENSION_REVISION" --force -o "$out"
+    extension_status+=("$scenario:$status")
+  done
   stop
   timings+="; server leg $((SECONDS - leg_start)) s"
 fi
@@ -299,6 +335,14 @@ if [ "$run_client" -eq 1 ]; then
     run_suite "client $rev" client --command "$client_command" --requirements "$rev" \
       --timeout "$CLIENT_TIMEOUT_MS" --expected-failures "$ROOT/$CLIENT_EXPECTED_FAILURES" -o "$out"
     suite_status[client/$rev]=$status
+  done
+  for scenario in "${EXTENSION_SCENARIOS_CLIENT[@]}"; do
+    out="$RESULTS/client-ext-$scenario"
+    mkdir -p "$out"
+    outdirs+=("$out")
+    run_suite "client $scenario" client --command "$client_command" --scenario "$scenario" \
+      --spec-version "$EXTENSION_REVISION" --force --timeout "$CLIENT_TIMEOUT_MS" -o "$out"
+    extension_status+=("$scenario:$status")
   done
   timings+="; client leg $((SECONDS - leg_start)) s"
 fi
@@ -340,6 +384,14 @@ for leg in "${legs[@]}"; do
       bad=1
     fi
   done
+done
+# An extension scenario's run: 0 passed, 1 a failing check (weighed by the summary); anything
+# else is a crash or a timeout.
+for entry in "${extension_status[@]}"; do
+  if [ "${entry##*:}" -gt 1 ]; then
+    echo "FAILED: the suite exited with status ${entry##*:} for the extension scenario ${entry%:*}"
+    bad=1
+  fi
 done
 for crash in "${crashes[@]}"; do
   echo "FAILED: the server died during the $crash (see ${server_log#"$ROOT"/})"

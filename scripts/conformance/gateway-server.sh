@@ -52,6 +52,7 @@ case "${GATEWAY_UPSTREAM:-stdio}" in
     ;;
   *) echo "GATEWAY_UPSTREAM: stdio, http, http-legacy or sse" >&2; exit 2 ;;
 esac
-"$mcpkit" gateway --config "$config" --http "$2" &
+# No metrics listener: a test listens on the ports it picks only (the default is 127.0.0.1:9464).
+MCPKIT_METRICS=off "$mcpkit" gateway --config "$config" --http "$2" &
 gateway=$!
 wait "$gateway"

@@ -356,12 +356,15 @@ def load(outdir: Path) -> RunSet:
 
 
 def judge(run: RunSet, expected: Expected | None) -> Verdict:
-    """The scored scenarios that fail the run, those that fail as expected, and stale entries."""
+    """The scored scenarios that fail the run, those that fail as expected, and stale entries.
+    In an extension scenario's own run (`ext-NAME`), a scenario that verified nothing (all its
+    checks SKIPPED or INFO: the extension undeclared) fails too."""
     verdict = Verdict()
+    extension = run.rev.startswith("ext-")
     for name in run.scored:
         scenario = run.scenarios[name]
         if expected is None or name not in expected.names():
-            if not scenario.passed:
+            if not scenario.passed or (extension and scenario.vacuous):
                 verdict.failed.append(name)
         elif name in expected.scenarios:
             (verdict.expected if not scenario.passed else verdict.stale).append(name)
@@ -376,6 +379,19 @@ def judge(run: RunSet, expected: Expected | None) -> Verdict:
             verdict.stale += [f"{name}:{check}" for check in sorted(allowed) if check not in failing
                               and any(c.get("id") == check and c.get("status") == "SUCCESS" for c in scenario.checks or [])]
     return verdict
+
+
+def passes_as_expected(scenario: Scenario, expected: Expected | None) -> bool:
+    """A required not-scored scenario passes when it has no failing check, or only checks the
+    expected-failures file allows it (per check, or the whole scenario)."""
+    if scenario.passed:
+        return True
+    if expected is None or scenario.checks is None:
+        return False
+    if scenario.name in expected.scenarios:
+        return True
+    allowed = expected.checks.get(scenario.name, set())
+    return all(c.get("id") in allowed for c in scenario.failures())
 
 
 def suite_baseline_status(run: RunSet, expected: Expected) -> int:
@@ -452,7 +468,7 @@ def report(run: RunSet, required: set[str], expected: Expected | None, details: 
     verdict = judge(run, expected)
     scored = [run.scenarios[name] for name in run.scored]
     not_scored = [run.scenarios[name] for name in run.not_scored if name in run.scenarios]
-    failed_required = [s.name for s in not_scored if s.name in required and not s.passed]
+    failed_required = [s.name for s in not_scored if s.name in required and not passes_as_expected(s, expected)]
     expected_names = set(verdict.expected)
 
     if details:

@@ -15,6 +15,7 @@
 //!   on 2026-07-28 ([`asking`], [`input_required`]);
 //! * tools that announce list changes to `subscriptions/listen` streams ([`changes`]);
 //! * tools that become tasks for a client that declares the tasks extension ([`tasks`]);
+//! * skills served as resources, listed by `skills/list` ([`skills`]);
 //! * static resources, a resource template, prompts and completions ([`resources`],
 //!   [`prompts`]).
 
@@ -23,6 +24,7 @@ pub mod changes;
 pub mod input_required;
 pub mod prompts;
 pub mod resources;
+pub mod skills;
 pub mod tasks;
 pub mod tools;
 
@@ -58,6 +60,7 @@ pub fn try_server() -> Result<Server, BuildError> {
         .instructions(INSTRUCTIONS)
         .tools(tools)
         .resources(resources::resources())
+        .skills(skills::skills())
         .prompts(prompts::prompts())
         .completions(prompts::completions())
         .state(handle.clone())

@@ -63,8 +63,8 @@ pub mod transport;
 mod wire;
 
 pub use client::{
-    Client, ClientBuilder, Detected, EraCache, ListLimits, QueueLimits, RequestOptions, SUPPORTED_VERSIONS,
-    Subscription, SubscriptionEvent, TaskFn, ToolOutcome,
+    Client, ClientBuilder, Detected, EraCache, ListLimits, LoadedSkill, QueueLimits, RequestOptions,
+    SUPPORTED_VERSIONS, Subscription, SubscriptionEvent, TaskFn, ToolOutcome,
 };
 pub use engine::ProgressFn;
 pub use error::{ClientError, ListingBound, Outcome};

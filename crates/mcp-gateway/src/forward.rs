@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_client::{Client, ClientError, RequestOptions};
-use mcp_server::{Call, Cancel, CompletionRequest, Log, Peer, Progress, Rejection, Uri};
+use mcp_server::{Call, Cancel, CompletionRequest, Log, Peer, Progress, Rejection, TaskHandle, Uri};
+use mcp_types::extensions::tasks::TaskResult;
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, Completion, CompletionContext,
@@ -46,6 +47,8 @@ enum Answer<T> {
 struct Caller {
     peer: Peer,
     capabilities: mcp_types::ClientCapabilities,
+    /// Makes the downstream call a task of the gateway's (the tasks extension), when it can be.
+    task: TaskHandle,
 }
 
 /// A request the gateway forwards: how its params carry a modern caller's answers and the
@@ -65,12 +68,41 @@ trait Forwarded:
         params: Self::Params,
         options: RequestOptions,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Self::Result, ClientError>> + Send>>;
+
+    /// Follows to its end the task the upstream made of the request (only `tools/call` may be
+    /// answered with one).
+    fn follow(
+        client: Client,
+        created: TaskResult,
+        options: RequestOptions,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Self::Result, ClientError>> + Send>>;
+}
+
+fn follow_tool(
+    client: Client,
+    created: TaskResult,
+    options: RequestOptions,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<CallToolResult, ClientError>> + Send>> {
+    Box::pin(async move { client.follow_task(created, &options).await.map(|(result, _)| result) })
+}
+
+fn no_task<T>(
+    _client: Client,
+    _created: TaskResult,
+    _options: RequestOptions,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<T, ClientError>> + Send>> {
+    Box::pin(async {
+        Err(ClientError::InvalidAnswer {
+            method: "(forwarded)".into(),
+            message: "a task answers only tools/call".into(),
+        })
+    })
 }
 
 /// The forwarded requests differ only in their types and the client call that sends them; each
 /// carries a modern caller's answers and the upstream's state in the same two members.
 macro_rules! forwarded {
-    ($method:ty, $params:ty, $result:ty, $call:ident) => {
+    ($method:ty, $params:ty, $result:ty, $call:ident, $follow:expr) => {
         impl Forwarded for $method {
             fn retry_with(
                 params: &mut $params,
@@ -88,13 +120,21 @@ macro_rules! forwarded {
             ) -> std::pin::Pin<Box<dyn Future<Output = Result<$result, ClientError>> + Send>> {
                 Box::pin(async move { client.$call(&params, &options).await })
             }
+
+            fn follow(
+                client: Client,
+                created: TaskResult,
+                options: RequestOptions,
+            ) -> std::pin::Pin<Box<dyn Future<Output = Result<$result, ClientError>> + Send>> {
+                $follow(client, created, options)
+            }
         }
     };
 }
 
-forwarded!(CallTool, CallToolRequestParams, CallToolResult, call_tool_with);
-forwarded!(GetPrompt, GetPromptRequestParams, GetPromptResult, get_prompt_with);
-forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_resource_with);
+forwarded!(CallTool, CallToolRequestParams, CallToolResult, call_tool_with, follow_tool);
+forwarded!(GetPrompt, GetPromptRequestParams, GetPromptResult, get_prompt_with, no_task);
+forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_resource_with, no_task);
 
 /// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern,
 /// the client's own handling otherwise.
@@ -114,10 +154,35 @@ async fn send<M: Forwarded>(
         return Ok(match client.request_mrtr::<M>(&params, &options).await? {
             MrtrResult::Complete(result) => Answer::Done(result),
             MrtrResult::InputRequired(required) => Answer::Ask(Box::new(required)),
+            // The upstream made the call a task: the caller gets the gateway's own, which
+            // follows the upstream's to its end (its questions put to the caller as the
+            // gateway task's, a cancellation passed up when the gateway task is dropped).
+            MrtrResult::Task(created) => {
+                caller.task.detach().await;
+                Answer::Done(M::follow(client, created, options).await?)
+            }
         });
     }
-    M::plain(client, params, options).await.map(Answer::Done)
+    // An upstream of a legacy revision has no tasks: for a modern caller that takes them, a
+    // call still running after a moment becomes a task of the gateway's, which runs it to its
+    // end (the upstream's questions from then on put to the caller as the task's).
+    let legacy = !client.protocol_version().is_modern();
+    let plain = M::plain(client, params, options);
+    if !(legacy && caller.task.can_detach()) {
+        return plain.await.map(Answer::Done);
+    }
+    tokio::pin!(plain);
+    tokio::select! {
+        done = &mut plain => return done.map(Answer::Done),
+        () = tokio::time::sleep(LEGACY_TASK_GRACE) => {}
+    }
+    caller.task.detach().await;
+    plain.await.map(Answer::Done)
 }
+
+/// How long a call to a legacy upstream runs before it becomes a task of the gateway's, for a
+/// modern caller that takes tasks: quick calls are answered as they are.
+const LEGACY_TASK_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]);
 /// a `read_only` one is sent again when its connection failed under it ([`Upstream::run`]).
@@ -186,7 +251,9 @@ async fn forward<T: Send + 'static>(
     let progress: Progress = call.extract()?;
     let log: Log = call.extract()?;
     let peer: Peer = call.extract()?;
-    let caller = Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone() });
+    let task: TaskHandle = call.extract()?;
+    let caller =
+        Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone(), task });
     let lane = upstream.lane(call.session()).map_err(Rejection::Protocol)?;
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());

@@ -157,6 +157,8 @@ pub struct Progress {
     sink: Arc<dyn MessageSink>,
     cancel: CancellationToken,
     last: Arc<Mutex<Option<f64>>>,
+    /// Whether the call became a task: a task reports no progress (the tasks extension).
+    asks: Arc<crate::call::AskState>,
 }
 
 impl FromCall for Progress {
@@ -166,21 +168,23 @@ impl FromCall for Progress {
             sink: call.sink.clone(),
             cancel: call.cancel.clone(),
             last: Arc::default(),
+            asks: call.asks.clone(),
         })
     }
 }
 
 impl Progress {
-    /// True when the client asked for progress.
+    /// True when the client asked for progress (and the call did not become a task: tasks
+    /// report none).
     pub fn is_requested(&self) -> bool {
-        self.token.is_some()
+        self.token.is_some() && self.asks.task.get().is_none()
     }
 
     /// Reports progress. A value not above the last one reported is dropped (the spec requires
     /// progress to increase with each notification).
     pub async fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.token else { return };
-        if self.cancel.is_cancelled() || !progress.is_finite() {
+        if self.cancel.is_cancelled() || !progress.is_finite() || self.asks.task.get().is_some() {
             return;
         }
         {
@@ -213,6 +217,8 @@ pub struct Log {
     sink: Arc<dyn MessageSink>,
     cancel: CancellationToken,
     logger: Option<String>,
+    /// Whether the call became a task: a task sends no log messages (the tasks extension).
+    asks: Arc<crate::call::AskState>,
 }
 
 #[derive(Clone)]
@@ -227,7 +233,13 @@ impl FromCall for Log {
             Mode::Modern => LogFilter::Modern(call.meta.log_level),
             Mode::Legacy(session) => LogFilter::Legacy(session.clone()),
         };
-        Ok(Log { filter, sink: call.sink.clone(), cancel: call.cancel.clone(), logger: None })
+        Ok(Log {
+            filter,
+            sink: call.sink.clone(),
+            cancel: call.cancel.clone(),
+            logger: None,
+            asks: call.asks.clone(),
+        })
     }
 }
 
@@ -256,7 +268,7 @@ impl Log {
 
     /// Sends a log message with arbitrary JSON data.
     pub async fn log(&self, level: LoggingLevel, data: impl Into<JsonValue>) {
-        if self.cancel.is_cancelled() || !self.enabled(level) {
+        if self.cancel.is_cancelled() || !self.enabled(level) || self.asks.task.get().is_some() {
             return;
         }
         let params = LoggingMessageNotificationParams {

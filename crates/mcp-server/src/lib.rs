@@ -59,6 +59,7 @@ mod schema;
 mod server;
 mod session;
 mod sink;
+pub mod skills;
 mod stdio;
 #[cfg(unix)]
 mod stdio_pipes;
@@ -89,6 +90,7 @@ pub use schema::{object_schema, schema_for};
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LegacySession, PeerAnswer, SessionClosed, SessionHandle};
 pub use sink::{ChannelSink, MessageSink, NullSink, SendFuture};
+pub use skills::Skills;
 /// The cancellation token transports hand to [`Server::handle_request`].
 pub use tokio_util::sync::CancellationToken;
 pub use tools::{IntoToolResult, Json, RegistrationError, ToolError, Tools};

@@ -53,6 +53,8 @@ pub(crate) struct ServerInner {
     pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::observe::Observer>>,
     /// The tasks this server made (the tasks extension).
     pub(crate) tasks: Arc<crate::task::Tasks>,
+    /// The skills it serves (the skills extension); their files are in `resources`.
+    pub(crate) skills: Option<Arc<crate::skills::Skills>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -79,6 +81,12 @@ impl ServerInner {
         // would answer every `completion/complete` with nothing.
         if (self.serve_prompts || self.serve_resources) && !self.completions.is_empty() {
             caps.completions = Some(Default::default());
+        }
+        if self.skills.is_some() {
+            let mut settings = mcp_types::JsonObject::new();
+            settings.insert("directoryRead".into(), true.into());
+            let id = mcp_types::extensions::skills::ID.to_owned();
+            caps.extensions.get_or_insert_with(Default::default).insert(id, settings);
         }
         if !modern {
             // 2026-07-28 replaced the logging capability with per-request `logLevel`.
@@ -139,6 +147,7 @@ impl Server {
             approval_target: None,
             policy: None,
             task_store: None,
+            skills: crate::skills::Skills::new(),
         }
     }
 
@@ -254,6 +263,7 @@ pub struct ServerBuilder {
     approval_target: Option<ApprovalTarget>,
     policy: Option<Arc<dyn crate::policy::Policy>>,
     task_store: Option<Arc<dyn crate::task::TaskStore>>,
+    skills: crate::skills::Skills,
 }
 
 /// Names where a tool runs, for the approval form (`ServerBuilder::approval_target`).
@@ -369,9 +379,23 @@ impl ServerBuilder {
         self
     }
 
+    /// The skills (the skills extension): their files are served as resources (the resources
+    /// capability is then declared), and `skills/list`, `skills/get` and
+    /// `resources/directory/read` answer for them.
+    pub fn skills(mut self, skills: crate::skills::Skills) -> Self {
+        self.skills = skills;
+        self
+    }
+
     /// Builds the server; every registration problem is reported at once.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
         let mut errors = Vec::new();
+        errors.extend(self.skills.errors.iter().cloned());
+        let skills = (!self.skills.is_empty()).then(|| {
+            let resources = std::mem::take(&mut self.resources);
+            self.resources = self.skills.serve_files(resources);
+            Arc::new(std::mem::take(&mut self.skills))
+        });
         errors.extend(self.tools.errors.iter().cloned());
         errors.extend(self.prompts.errors.iter().cloned());
         errors.extend(self.resources.errors.iter().cloned());
@@ -402,6 +426,7 @@ impl ServerBuilder {
             interest: Arc::new(crate::interest::Interest::new(self.interest)),
             observer: std::sync::OnceLock::new(),
             tasks,
+            skills,
             approval_target: self.approval_target,
             policy: self.policy,
         };

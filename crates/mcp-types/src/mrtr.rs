@@ -157,11 +157,13 @@ wire_struct! {
     }
 }
 
-/// The result of a request that may need client input: complete, or input required.
+/// The result of a request that may need client input: complete, input required, or (the tasks
+/// extension) a task.
 ///
 /// Decoding follows `resultType`: `"input_required"` → [`MrtrResult::InputRequired`];
-/// `"complete"` or absent (a legacy server) → [`MrtrResult::Complete`]; any other value is
-/// invalid, as the spec requires of unrecognized result types.
+/// `"task"` → [`MrtrResult::Task`]; `"complete"` or absent (a legacy server) →
+/// [`MrtrResult::Complete`]; any other value is invalid, as the spec requires of unrecognized
+/// result types.
 // Unboxed for the same reason as `InputResponse`: a transient value on the result path.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +172,9 @@ pub enum MrtrResult<T> {
     Complete(T),
     /// The client must fulfil input requests and retry.
     InputRequired(InputRequiredResult),
+    /// The request goes on as a task (`resultType: "task"`, the tasks extension: a
+    /// `tools/call` of a client that declared it).
+    Task(crate::extensions::tasks::TaskResult),
 }
 
 impl<T: Serialize> Serialize for MrtrResult<T> {
@@ -177,6 +182,7 @@ impl<T: Serialize> Serialize for MrtrResult<T> {
         match self {
             MrtrResult::Complete(t) => t.serialize(serializer),
             MrtrResult::InputRequired(r) => r.serialize(serializer),
+            MrtrResult::Task(t) => t.serialize(serializer),
         }
     }
 }
@@ -188,6 +194,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for MrtrResult<T> {
         match kind {
             Some(Some("input_required")) => InputRequiredResult::deserialize(value)
                 .map(MrtrResult::InputRequired)
+                .map_err(serde::de::Error::custom),
+            Some(Some("task")) => crate::extensions::tasks::TaskResult::deserialize(value)
+                .map(MrtrResult::Task)
                 .map_err(serde::de::Error::custom),
             None | Some(Some("complete")) => {
                 T::deserialize(value).map(MrtrResult::Complete).map_err(serde::de::Error::custom)

@@ -92,6 +92,9 @@ async fn exercise(client: &Client, scenario: &str, context: &Value) -> Result<()
     if scenario == "initialize" {
         return Ok(());
     }
+    if scenario.starts_with("sep-2640-client") {
+        return skills(client, scenario).await;
+    }
     let caps = client.server_capabilities();
     let tools = client.list_all_tools().await?;
     let mut failures = Vec::new();
@@ -161,6 +164,38 @@ async fn exercise(client: &Client, scenario: &str, context: &Value) -> Result<()
         }
     }
     if failures.is_empty() { Ok(()) } else { Err(ClientError::Unsupported(failures.join("; "))) }
+}
+
+/// The skills extension, as a host uses it: the listing builds its registry (no file is
+/// fetched then: `sep-2640-client-no-prefetch`); loading a skill — what the verification
+/// scenarios ask for — reads its `SKILL.md`, checked against the entry, and only then its
+/// supporting files, each checked too.
+async fn skills(client: &Client, scenario: &str) -> Result<(), ClientError> {
+    if !client.serves_skills() {
+        return Ok(());
+    }
+    let entries = client.list_all_skills().await?;
+    tracing::info!(skills = entries.len(), "skills listed");
+    if !scenario.starts_with("sep-2640-client-verify") {
+        return Ok(());
+    }
+    for entry in &entries {
+        let loaded = match client.load_skill(entry).await {
+            Ok(loaded) => loaded,
+            Err(e) => {
+                tracing::warn!(skill = %entry.uri, "not loaded: {e}");
+                continue;
+            }
+        };
+        if let mcp_types::extensions::skills::SkillResources::Files(files) = &loaded.entry.resources {
+            for file in files.iter().filter(|f| f.uri != entry.uri) {
+                if let Err(e) = client.read_skill_file(entry, &file.uri).await {
+                    tracing::warn!(file = %file.uri, "not used: {e}");
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Arguments that satisfy a tool's input schema: every required property with a value of its

@@ -16,7 +16,7 @@ use super::{Client, Inner, ListLimits, RequestOptions, decode, to_map};
 use crate::error::{ClientError, ListingBound, Outcome};
 use crate::transport::TransportKind;
 
-fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
+pub(super) fn cursor_params(cursor: Option<&str>) -> Map<String, Value> {
     let mut p = Map::new();
     if let Some(c) = cursor {
         p.insert("cursor".into(), Value::String(c.to_string()));
@@ -76,12 +76,12 @@ impl Client {
     }
 
     /// The bounds of a listing with `options`.
-    fn list_limits(&self, options: &RequestOptions) -> ListLimits {
+    pub(super) fn list_limits(&self, options: &RequestOptions) -> ListLimits {
         options.list_limits.unwrap_or(self.inner.config.list_limits)
     }
 
     /// One page of `method`, as the server sent it.
-    async fn page(
+    pub(super) async fn page(
         &self,
         method: &str,
         cursor: Option<String>,
@@ -419,7 +419,7 @@ fn retryable(e: &ClientError, retry_safe: bool) -> bool {
 /// Follows `nextCursor` from the first page to the last, collecting the items of every page,
 /// within `limits`: the bytes of each page are counted before it is decoded (`items_of`), its
 /// items before they are kept, and at most `max_pages` pages are fetched.
-async fn all_pages<T, F, Fut>(
+pub(super) async fn all_pages<T, F, Fut>(
     method: &str,
     limits: ListLimits,
     mut fetch: F,

@@ -7,6 +7,7 @@ mod handshake;
 mod listen;
 mod options;
 mod params;
+mod skills;
 mod task;
 mod tools;
 
@@ -32,6 +33,7 @@ use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
 pub use listen::{Subscription, SubscriptionEvent};
 pub use options::{Detected, EraCache, ListLimits, QueueLimits, RequestOptions};
+pub use skills::LoadedSkill;
 pub use task::{TaskFn, ToolOutcome};
 
 use cache::ResultCache;
@@ -403,6 +405,10 @@ impl Client {
         let options = RequestOptions { pass_input_required: true, bypass_cache: true, ..options.clone() };
         let raw = self.inner.call_raw(M::METHOD, &params, &options, |_| {}).await?;
         // Decoded once, into the type its `resultType` names (not into a JSON tree first).
+        if task::is_task(&raw) {
+            self.check_declared(&options)?;
+            return decode(M::METHOD, &raw).map(MrtrResult::Task);
+        }
         if asks_for_input(&raw).map_err(|e| invalid(M::METHOD, e))? {
             decode(M::METHOD, &raw).map(MrtrResult::InputRequired)
         } else {
@@ -498,7 +504,7 @@ impl Inner {
             }
             let required: InputRequiredResult = match serde_json::from_str::<MrtrResult<Value>>(raw.get()) {
                 Ok(MrtrResult::InputRequired(r)) => r,
-                Ok(MrtrResult::Complete(_)) => return Ok(raw),
+                Ok(MrtrResult::Complete(_) | MrtrResult::Task(_)) => return Ok(raw),
                 Err(e) => return Err(invalid(method, e)),
             };
             rounds += 1;
@@ -513,26 +519,34 @@ impl Inner {
         }
     }
 
+    /// Answers a server's input requests with the handlers, all at once (a person may be asked
+    /// two things together, and a task shows them outstanding together): the answers, or the
+    /// first that could not be given.
     async fn fulfil(&self, requests: mcp_types::InputRequests) -> Result<InputResponses, ClientError> {
+        let handlers = &self.config.handlers;
+        let answering = requests.into_iter().map(|(key, request)| {
+            Box::pin(async move {
+                let answer = match request {
+                    InputRequest::Elicit(r) => match r.params {
+                        Some(p) => handlers.elicit(p).await.map(InputResponse::Elicit),
+                        None => Err(ErrorObject::invalid_params("elicitation/create without params")),
+                    },
+                    InputRequest::CreateMessage(r) => match r.params {
+                        Some(p) => handlers.sample(p).await.map(InputResponse::CreateMessage),
+                        None => Err(ErrorObject::invalid_params("sampling/createMessage without params")),
+                    },
+                    InputRequest::ListRoots(_) => handlers.roots().await.map(InputResponse::ListRoots),
+                    InputRequest::Other(o) => Err(ErrorObject::method_not_found(
+                        o.get("method").and_then(Value::as_str).unwrap_or("(no method)"),
+                    )),
+                    // A kind a later mcp-types knows (InputRequest is non-exhaustive) but no handler does.
+                    other => Err(ErrorObject::method_not_found(other.method())),
+                };
+                (key, answer)
+            })
+        });
         let mut responses = InputResponses::new();
-        for (key, request) in requests {
-            let handlers = &self.config.handlers;
-            let answer = match request {
-                InputRequest::Elicit(r) => match r.params {
-                    Some(p) => handlers.elicit(p).await.map(InputResponse::Elicit),
-                    None => Err(ErrorObject::invalid_params("elicitation/create without params")),
-                },
-                InputRequest::CreateMessage(r) => match r.params {
-                    Some(p) => handlers.sample(p).await.map(InputResponse::CreateMessage),
-                    None => Err(ErrorObject::invalid_params("sampling/createMessage without params")),
-                },
-                InputRequest::ListRoots(_) => handlers.roots().await.map(InputResponse::ListRoots),
-                InputRequest::Other(o) => Err(ErrorObject::method_not_found(
-                    o.get("method").and_then(Value::as_str).unwrap_or("(no method)"),
-                )),
-                // A kind a later mcp-types knows (InputRequest is non-exhaustive) but no handler does.
-                other => Err(ErrorObject::method_not_found(other.method())),
-            };
+        for (key, answer) in join_all(answering.collect()).await {
             match answer {
                 Ok(a) => {
                     responses.insert(key, a);
@@ -724,6 +738,25 @@ impl Inner {
     }
 }
 
+/// Runs `futures` together; their outputs in their order.
+async fn join_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match std::pin::Pin::new(future).poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
 fn is_input_required(raw: &RawJson) -> bool {
     // Cheap pre-check before the probe: the marker must appear in the text.
     raw.get().contains("input_required") && asks_for_input(raw) == Ok(true)
@@ -747,7 +780,8 @@ fn asks_for_input(raw: &RawJson) -> Result<bool, String> {
         _ => e.to_string(),
     })?;
     match kind.result_type.as_deref() {
-        None | Some("complete") => Ok(false),
+        // A task (the tasks extension) is told apart by `task::is_task` where one may come.
+        None | Some("complete") | Some("task") => Ok(false),
         Some("input_required") => Ok(true),
         Some(other) => Err(format!("unrecognized resultType {other:?}")),
     }

@@ -182,7 +182,7 @@ impl Client {
 
     /// A task answers only a client that declared the extension (on the request, or as the
     /// client's own capability): any other task is an invalid answer.
-    fn check_declared(&self, options: &RequestOptions) -> Result<(), ClientError> {
+    pub(crate) fn check_declared(&self, options: &RequestOptions) -> Result<(), ClientError> {
         let declared = match &options.client_capabilities {
             Some(caps) => tasks::declared(caps),
             None => tasks::declared(&self.inner.capabilities(self.protocol_version())),

@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use mcp_types::extensions::skills::{self, GetSkillParams, ReadDirectoryParams};
 use mcp_types::extensions::tasks::{self, UpdateTaskParams};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, Initialize, ListPrompts, ListResourceTemplates, ListResources,
@@ -44,6 +45,9 @@ pub(crate) enum Params {
     GetTask(TaskIdParams),
     UpdateTask(UpdateTaskParams),
     CancelTask(TaskIdParams),
+    ListSkills(PaginatedRequestParams),
+    GetSkill(GetSkillParams),
+    ReadDirectory(ReadDirectoryParams),
     /// A method the server does not know: only its `_meta` was read.
     Other,
     /// A known method whose params do not decode: the `-32602` to answer once the checks
@@ -84,7 +88,9 @@ take_meta!(
     CompleteRequestParams,
     SubscriptionsListenRequestParams,
     TaskIdParams,
-    UpdateTaskParams
+    UpdateTaskParams,
+    GetSkillParams,
+    ReadDirectoryParams
 );
 
 /// Only `_meta` of the params: what is read of an unknown method, or of a known one whose
@@ -153,6 +159,9 @@ impl Classified {
             tasks::GetTask::METHOD => typed(&request, Params::GetTask),
             tasks::UpdateTask::METHOD => typed(&request, Params::UpdateTask),
             tasks::CancelTask::METHOD => typed(&request, Params::CancelTask),
+            skills::ListSkills::METHOD => typed(&request, Params::ListSkills),
+            skills::GetSkill::METHOD => typed(&request, Params::GetSkill),
+            skills::ReadDirectory::METHOD => typed(&request, Params::ReadDirectory),
             _ => meta_only(&request, Params::Other),
         };
         let (params, meta) = match decoded {

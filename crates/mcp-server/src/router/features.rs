@@ -52,7 +52,7 @@ fn decode_cursor(cursor: &str) -> Option<usize> {
 }
 
 impl Ctx<'_> {
-    fn list_cache<T: Cacheable>(&self, result: &mut T) {
+    pub(super) fn list_cache<T: Cacheable>(&self, result: &mut T) {
         if self.modern() {
             let cache = &self.server.inner.config.cache;
             result.cache(cache.list_ttl.as_millis() as u64, self.server.list_scope());
@@ -215,7 +215,14 @@ impl Server {
         };
         let outcome = match task_cancel {
             Some(token) => {
-                match super::tasks::until_detached(running, &asks, self.inner.tasks.config.grace).await {
+                match super::tasks::until_detached(
+                    running,
+                    &asks,
+                    self.inner.tasks.config.grace,
+                    entry.detach_on_wait,
+                )
+                .await
+                {
                     super::tasks::Step::Ran(outcome) => outcome,
                     super::tasks::Step::Detached(running) => {
                         return self.detach(ctx, entry, params.name, running, asks, token).await;
@@ -227,6 +234,9 @@ impl Server {
         let result = match outcome {
             Run::Done(done) => settle(&entry, &params.name, done).map_err(passed_on)?,
             Run::Interrupted => return self.input_required(ctx, &asks),
+            Run::Panicked => {
+                return Err(internal(format!("tool {} failed: its handler panicked", params.name)));
+            }
             Run::TimedOut => {
                 cancel.cancel();
                 let limit = self.inner.config.tool_timeout;
@@ -307,6 +317,7 @@ impl Server {
             Run::Done(Err(ReadFailure::Rejected(r))) => return Err(internal(r.to_string())),
             Run::Interrupted => return self.input_required(ctx, &asks),
             Run::TimedOut => return Err(internal("reading the resource timed out")),
+            Run::Panicked => return Err(internal("reading the resource failed: its handler panicked")),
         };
         if contents.is_empty() {
             // An empty `contents` is never an answer to a read (the spec's not-found rule).
@@ -385,6 +396,7 @@ impl Server {
             Run::Done(Err(PromptFailure::Rejected(Rejection::Protocol(e)))) => Err(passed_on(e)),
             Run::Interrupted => self.input_required(ctx, &asks),
             Run::TimedOut => Err(internal("the prompt timed out")),
+            Run::Panicked => Err(internal("the prompt failed: its handler panicked")),
         }
     }
 
@@ -433,14 +445,17 @@ impl Server {
         };
         let values = match (handler, &completions.fallback) {
             (Some(handler), _) => {
+                let panicked = || internal("the completion failed: its handler panicked");
                 tokio::select! {
-                    values = handler(request) => values,
+                    values = super::mrtr::caught(handler(request)) => values.map_err(|()| panicked())?,
                     _ = ctx.cancel.cancelled() => return Ok(None),
                 }
             }
             (None, Some(fallback)) => {
                 let completion = tokio::select! {
-                    completion = fallback(params.reference.clone(), request) => completion,
+                    completion = super::mrtr::caught(fallback(params.reference.clone(), request)) => {
+                        completion.map_err(|()| internal("the completion failed: its handler panicked"))?
+                    }
                     _ = ctx.cancel.cancelled() => return Ok(None),
                 };
                 return match completion {
@@ -535,7 +550,7 @@ impl Server {
     /// Whether the caller of `ctx` may use `item` with `arguments`: `Err` with the refusal when
     /// not — the unknown item's (`unknown`) when the caller may not even see it, an error
     /// saying the policy refused it otherwise. Every refusal goes to the audit log.
-    fn permitted(
+    pub(super) fn permitted(
         &self,
         ctx: &Ctx<'_>,
         item: Item<'_>,
@@ -586,7 +601,7 @@ impl Server {
 
     /// One page of `items` as a list shows them: those the caller may see (all, without a
     /// policy; how many were left out goes to the audit log), each as `def` makes it.
-    fn listed<T, D>(
+    pub(super) fn listed<T, D>(
         &self,
         ctx: &Ctx<'_>,
         method: &str,

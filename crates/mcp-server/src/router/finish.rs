@@ -67,6 +67,9 @@ macro_rules! cacheable {
 }
 
 finish!(
+    mcp_types::extensions::skills::GetSkillResult,
+    mcp_types::extensions::skills::ListSkillsResult,
+    mcp_types::extensions::skills::ReadDirectoryResult,
     CallToolResult,
     CompleteResult,
     DiscoverResult,
@@ -81,6 +84,8 @@ finish!(
 );
 
 cacheable!(
+    mcp_types::extensions::skills::GetSkillResult,
+    mcp_types::extensions::skills::ListSkillsResult,
     DiscoverResult,
     ListPromptsResult,
     ListResourceTemplatesResult,

@@ -18,11 +18,13 @@ mod finish;
 mod lifecycle;
 mod listen;
 mod mrtr;
+mod skills;
 mod tasks;
 mod watch;
 
 use std::sync::Arc;
 
+use mcp_types::extensions::skills::{GetSkill, ListSkills, ReadDirectory};
 use mcp_types::extensions::tasks::{CancelTask, GetTask, UpdateTask};
 use mcp_types::methods::{
     CallTool, Complete, Discover, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, ListTools,
@@ -155,6 +157,9 @@ const MODERN_METHODS: &[&str] = &[
     GetTask::METHOD,
     UpdateTask::METHOD,
     CancelTask::METHOD,
+    ListSkills::METHOD,
+    GetSkill::METHOD,
+    ReadDirectory::METHOD,
 ];
 
 impl Server {
@@ -450,6 +455,9 @@ impl Server {
             Params::GetTask(params) => Box::pin(self.get_task(ctx, params)).await,
             Params::UpdateTask(params) => Box::pin(self.update_task(ctx, params)).await,
             Params::CancelTask(params) => Box::pin(self.cancel_task(ctx, params)).await,
+            Params::ListSkills(params) => self.list_skills(ctx, params),
+            Params::GetSkill(params) => self.get_skill(ctx, params),
+            Params::ReadDirectory(params) => self.read_directory(ctx, params),
             Params::Invalid(error, _) | Params::Unreadable(error, _) => Err(Failure::bad_request(error)),
             Params::Ping
             | Params::Initialize(_)
@@ -471,12 +479,16 @@ impl Server {
     /// A method of a feature the server does not declare is not served (`-32601`).
     fn method_served(&self, method: &str) -> bool {
         let inner = &self.inner;
+        if method == ReadDirectory::METHOD {
+            return inner.skills.is_some();
+        }
         match method.split('/').next() {
             Some("tools") => inner.serves_tools(),
             Some("prompts") => inner.serves_prompts(),
             Some("resources") => inner.serves_resources(),
             Some("completion") => inner.serves_prompts() || inner.serves_resources(),
             Some("tasks") => inner.serves_tasks(),
+            Some("skills") => inner.skills.is_some(),
             _ => true,
         }
     }

@@ -31,6 +31,27 @@ pub(super) enum Run<T> {
     /// Blocked on the client (MRTR) or on a capability it lacks.
     Interrupted,
     TimedOut,
+    /// The handler panicked: the request is answered `-32603`, and the server goes on.
+    Panicked,
+}
+
+/// Awaits a boxed handler future, a panic caught as `Err(())`.
+pub(super) async fn caught<F: Future + ?Sized>(mut fut: Pin<Box<F>>) -> Result<F::Output, ()> {
+    std::future::poll_fn(|cx| match poll_caught(&mut fut, cx) {
+        Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(()) => Poll::Ready(Err(())),
+    })
+    .await
+}
+
+/// Polls a boxed handler future, a panic caught as `Err(())` (the handler's state is dropped
+/// with it, never polled again).
+pub(super) fn poll_caught<F: Future + ?Sized>(
+    inner: &mut Pin<Box<F>>,
+    cx: &mut Context<'_>,
+) -> Result<Poll<F::Output>, ()> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.as_mut().poll(cx))).map_err(drop)
 }
 
 /// Polls the handler; when it is pending and has asked the client for something, it is
@@ -44,7 +65,10 @@ impl<F: Future> Future for Interruptible<F> {
     type Output = Run<F::Output>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.inner.as_mut().poll(cx) {
+        let Ok(polled) = poll_caught(&mut self.inner, cx) else {
+            return Poll::Ready(Run::Panicked);
+        };
+        match polled {
             Poll::Ready(v) => Poll::Ready(Run::Done(v)),
             // Every question asked during this poll is registered by now (even those of
             // concurrently joined futures), so all of them go into one InputRequiredResult.

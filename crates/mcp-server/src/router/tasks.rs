@@ -38,7 +38,10 @@ pub(super) enum Step {
 struct UntilDetached<'a> {
     running: Option<Running>,
     asks: &'a AskState,
+    /// `None`: at the first wait; else when this sleep is over (or never, for a call that
+    /// becomes a task only when its handler says so).
     grace: Option<Pin<Box<tokio::time::Sleep>>>,
+    on_wait: bool,
 }
 
 impl Future for UntilDetached<'_> {
@@ -49,17 +52,21 @@ impl Future for UntilDetached<'_> {
         let Some(running) = this.running.as_mut() else {
             return Poll::Pending;
         };
-        match running.as_mut().poll(cx) {
+        let Ok(polled) = super::mrtr::poll_caught(running, cx) else {
+            return Poll::Ready(Step::Ran(Run::Panicked));
+        };
+        match polled {
             Poll::Ready(done) => return Poll::Ready(Step::Ran(Run::Done(done))),
             Poll::Pending if this.asks.interrupted() => return Poll::Ready(Step::Ran(Run::Interrupted)),
             Poll::Pending => {}
         }
         let asked = this.asks.detach.load(std::sync::atomic::Ordering::Acquire);
         let elapsed = asked
-            || match this.grace.as_mut() {
-                None => true,
-                Some(sleep) => sleep.as_mut().poll(cx).is_ready(),
-            };
+            || this.on_wait
+                && match this.grace.as_mut() {
+                    None => true,
+                    Some(sleep) => sleep.as_mut().poll(cx).is_ready(),
+                };
         match (elapsed, this.running.take()) {
             (true, Some(running)) => Poll::Ready(Step::Detached(running)),
             (_, running) => {
@@ -70,13 +77,16 @@ impl Future for UntilDetached<'_> {
     }
 }
 
+/// Runs the handler until it finishes, asks the client, or becomes a task: at its first wait
+/// after `grace` when `on_wait`, else only when it calls `TaskHandle::detach`.
 pub(super) async fn until_detached(
     running: impl Future<Output = ToolRun> + Send + 'static,
     asks: &AskState,
     grace: Duration,
+    on_wait: bool,
 ) -> Step {
-    let grace = (!grace.is_zero()).then(|| Box::pin(tokio::time::sleep(grace)));
-    UntilDetached { running: Some(Box::pin(running)), asks, grace }.await
+    let grace = (on_wait && !grace.is_zero()).then(|| Box::pin(tokio::time::sleep(grace)));
+    UntilDetached { running: Some(Box::pin(running)), asks, grace, on_wait }.await
 }
 
 /// The refusal of a `tasks/*` request from a client that did not declare the extension.

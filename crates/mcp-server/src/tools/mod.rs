@@ -53,6 +53,10 @@ pub(crate) struct ToolEntry {
     pub(crate) run: ErasedTool,
     /// Whether a call may become a task (`execution.taskSupport`; the tasks extension).
     pub(crate) task: mcp_types::TaskSupport,
+    /// When it becomes one: the first time it waits (the handler's own tools), or only when
+    /// the handler says so (`TaskHandle::detach`: a proxy, which knows when the server it
+    /// passes the call to made it a task).
+    pub(crate) detach_on_wait: bool,
 }
 
 /// A registration problem, reported when the server is built.
@@ -87,6 +91,15 @@ pub enum RegistrationError {
         /// Why.
         reason: String,
     },
+    /// A skill could not be served (the skills extension): unreadable, without a `SKILL.md`
+    /// and its frontmatter, a name that does not match its path, over the limits.
+    #[error("skill {path:?} is not served: {reason}")]
+    InvalidSkill {
+        /// The skill's path (or the directory it was looked for in).
+        path: String,
+        /// Why.
+        reason: String,
+    },
     /// A resource template does not parse.
     #[error("resource template {template:?} is invalid: {reason}")]
     InvalidTemplate {
@@ -95,6 +108,18 @@ pub enum RegistrationError {
         /// Why.
         reason: String,
     },
+}
+
+/// Where a tool's definition and handler come from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// An async function: its schemas are the program's own.
+    Typed,
+    /// Defined at run time (`add_dyn`): its schemas are untrusted.
+    Dynamic,
+    /// Passed on to another server (`add_proxy`): untrusted, and it becomes a task only when
+    /// its handler says so.
+    Proxy,
 }
 
 /// The tool table, in registration order (the order `tools/list` returns).
@@ -163,7 +188,7 @@ impl Tools {
             let fut = handler.call(call);
             Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
         });
-        self.insert(def, run, false)
+        self.insert(def, run, Source::Typed)
     }
 
     /// Adds a tool defined at run time (a gateway's, say): the definition is used as given and
@@ -178,7 +203,7 @@ impl Tools {
             let fut = handler(call);
             Box::pin(async move { Ok(fut.await.unwrap_or_else(ToolError::into_result)) })
         });
-        self.insert(def, run, true)
+        self.insert(def, run, Source::Dynamic)
     }
 
     /// Adds a tool whose handler passes the call on to another server (a gateway's): like
@@ -191,10 +216,11 @@ impl Tools {
         Fut: std::future::Future<Output = Result<mcp_types::CallToolResult, Rejection>> + Send + 'static,
     {
         let run: ErasedTool = Arc::new(move |call: Call| Box::pin(handler(call)));
-        self.insert(def, run, true)
+        self.insert(def, run, Source::Proxy)
     }
 
-    fn insert(mut self, mut def: Tool, run: ErasedTool, untrusted: bool) -> Self {
+    fn insert(mut self, mut def: Tool, run: ErasedTool, source: Source) -> Self {
+        let untrusted = source != Source::Typed;
         if let Err(e) = check_name("tool", &def.name) {
             self.errors.push(e);
             return self;
@@ -254,12 +280,28 @@ impl Tools {
                 Arc::from([])
             }
         };
-        let task = def.task_support();
+        // A proxy may be answered with a task by the server it passes the call to, whatever
+        // that server lists (2026-07-28 tools say nothing of tasks): it can always become one.
+        let task = match (source, def.task_support()) {
+            (Source::Proxy, mcp_types::TaskSupport::Required) => mcp_types::TaskSupport::Required,
+            (Source::Proxy, _) => mcp_types::TaskSupport::Optional,
+            (_, declared) => declared,
+        };
         if task != mcp_types::TaskSupport::Forbidden {
             self.task_tools += 1;
         }
         self.index.insert(def.name.clone(), self.entries.len());
-        self.entries.push(Arc::new(ToolEntry { def, input, output, listed, headers, run, task }));
+        let detach_on_wait = source != Source::Proxy;
+        self.entries.push(Arc::new(ToolEntry {
+            def,
+            input,
+            output,
+            listed,
+            headers,
+            run,
+            task,
+            detach_on_wait,
+        }));
         self
     }
 

@@ -1,0 +1,136 @@
+//! Tasks (the tasks extension) through the gateway: an upstream's task becomes a task of the
+//! gateway's that follows it — polled by the caller, its questions put to the caller as the
+//! gateway task's, a cancellation passed up — and a legacy upstream's long call becomes one of
+//! the gateway's own.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcp_client::transport::http::HttpConfig;
+use mcp_client::{ClientBuilder, EraCache, Handlers, RequestOptions, ToolOutcome};
+use mcp_server::{Peer, Server, State, TaskHandle, ToolError, Tools};
+use mcp_types::extensions::tasks::TaskStatus;
+use mcp_types::{
+    CallToolRequestParams, ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
+    ElicitationSchema, StringSchema, TaskSupport, Tool,
+};
+use serde_json::json;
+use support::*;
+
+#[derive(Default)]
+struct Shared {
+    /// Runs of `long` that started, and that were dropped before their end.
+    started: AtomicUsize,
+    dropped: AtomicBool,
+}
+
+struct OnDrop(Arc<Shared>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+async fn long(State(shared): State<Arc<Shared>>) -> String {
+    shared.started.fetch_add(1, Ordering::SeqCst);
+    let guard = OnDrop(shared.clone());
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    std::mem::forget(guard);
+    "never".into()
+}
+
+async fn asking(task: TaskHandle, peer: Peer) -> Result<String, ToolError> {
+    task.detach().await;
+    let schema = ElicitationSchema::new().with_property("name", StringSchema::default(), true);
+    let answer = peer.elicit("name", ElicitRequestFormParams::new("Your name?", schema)).await?;
+    let name = answer.content.as_ref().and_then(|c| c.get("name")).and_then(|v| v.as_str()).unwrap_or("?");
+    Ok(format!("Hello, {name}!"))
+}
+
+async fn slow() -> String {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    "slow work done".into()
+}
+
+fn upstream_server(shared: Arc<Shared>) -> Server {
+    let task = |name: &str| Tool::without_arguments(name).with_task_support(TaskSupport::Optional);
+    Server::builder("tasks-upstream", "1")
+        .tools(Tools::new().add_tool(task("long"), long).add_tool(task("asking"), asking).add(
+            "slow",
+            "Takes 1.5 s",
+            slow,
+        ))
+        .state(shared)
+        .build()
+        .unwrap()
+}
+
+fn naming() -> Handlers {
+    Handlers::default().on_elicit(false, |_: ElicitRequestParams| async move {
+        let mut r = ElicitResult::new(ElicitAction::Accept);
+        r.content = serde_json::from_value(json!({"name": "Ada"})).ok();
+        Ok(r)
+    })
+}
+
+async fn tasks_client(url: &str) -> mcp_client::Client {
+    let builder = ClientBuilder::new("gateway-tasks-test", "1").era_cache(EraCache::new()).tasks(true);
+    bounded("connecting", builder.handlers(naming()).connect_http(HttpConfig::new(url.to_owned())))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_task_is_followed_through_the_gateway_and_cancelled_up() {
+    let shared = Arc::new(Shared::default());
+    let up = serve(upstream_server(shared.clone())).await;
+    let front = front(vec![upstream("up", &up.url())]).await;
+    let downstream = tasks_client(&front.url()).await;
+
+    // The caller's questions reach it through the gateway's task, and the result comes back.
+    let greeted = bounded("asking", downstream.call_tool("asking", json!({}))).await.unwrap();
+    assert_eq!(text_of(&greeted), "Hello, Ada!");
+
+    // A task held by the caller: the gateway's handle, its own id.
+    let (params, options) = (CallToolRequestParams::new("long"), RequestOptions::default());
+    let outcome = bounded("calling long", downstream.call_tool_or_task(&params, &options)).await.unwrap();
+    let ToolOutcome::Task(created) = outcome else { panic!("long becomes a task") };
+    poll("the upstream's work started", DEADLINE, || async {
+        if shared.started.load(Ordering::SeqCst) == 1 { Ok(()) } else { Err("not yet".to_owned()) }
+    })
+    .await;
+    let got = downstream.get_task(&created.task_id).await.unwrap();
+    assert_eq!(got.status, TaskStatus::Working);
+    downstream.cancel_task(&created.task_id).await.unwrap();
+    poll("the upstream's work was cancelled", DEADLINE, || async {
+        if shared.dropped.load(Ordering::SeqCst) { Ok(()) } else { Err("still running".to_owned()) }
+    })
+    .await;
+    let status = poll("the gateway's task settled", DEADLINE, || async {
+        let task = downstream.get_task(&created.task_id).await.map_err(|e| e.to_string())?;
+        if task.status.is_terminal() { Ok(task.status) } else { Err(format!("{:?}", task.status)) }
+    })
+    .await;
+    assert_eq!(status, TaskStatus::Cancelled);
+    downstream.close().await;
+    front.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_upstreams_long_call_becomes_a_task_of_the_gateway() {
+    let shared = Arc::new(Shared::default());
+    let up = serve(upstream_server(shared)).await;
+    let front = front(vec![legacy_upstream("up", &up.url())]).await;
+    let downstream = tasks_client(&front.url()).await;
+    let (params, options) = (CallToolRequestParams::new("slow"), RequestOptions::default());
+    let outcome = bounded("calling slow", downstream.call_tool_or_task(&params, &options)).await.unwrap();
+    let ToolOutcome::Task(created) = outcome else { panic!("a call of more than a second becomes a task") };
+    let (result, _) = bounded("following", downstream.follow_task(created, &options)).await.unwrap();
+    assert_eq!(text_of(&result), "slow work done");
+    downstream.close().await;
+    front.close().await;
+}
