@@ -63,7 +63,7 @@ pub mod transport;
 mod wire;
 
 pub use client::{
-    Client, ClientBuilder, Detected, EraCache, ListLimits, LoadedSkill, QueueLimits, RequestOptions,
+    App, Client, ClientBuilder, Detected, EraCache, ListLimits, LoadedSkill, QueueLimits, RequestOptions,
     SUPPORTED_VERSIONS, Subscription, SubscriptionEvent, TaskFn, ToolOutcome,
 };
 pub use engine::ProgressFn;

@@ -6,11 +6,14 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use mcp_server::{Prompts, Resources, Tools};
+use mcp_types::extensions::skills::SkillResources;
+use mcp_types::extensions::ui;
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::config::Settings;
 use crate::forward;
 use crate::naming::{self, Conflict, Memory, Offer};
+use crate::skills::{SkillRoute, SkillRoutes};
 use crate::status::LeftOut;
 use crate::upstream::{Catalog, Upstream};
 
@@ -28,6 +31,7 @@ pub(crate) struct Tables {
     pub(crate) tools: Tools,
     pub(crate) prompts: Prompts,
     pub(crate) resources: Resources,
+    pub(crate) skills: SkillRoutes,
     pub(crate) seen: Seen,
     pub(crate) conflicts: Vec<Conflict>,
     pub(crate) left_out: Vec<LeftOut>,
@@ -91,25 +95,6 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
     let mut seen = Seen::default();
     let mut routes = Routes::default();
 
-    let mut tools = Tools::new();
-    for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
-        for (tool, name) in catalog.tools.iter().zip(&tool_names.names[u]) {
-            let Some(name) = name else { continue };
-            let mut def = tool.clone();
-            def.name = name.clone();
-            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
-            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone(), read_only));
-            let errors = tools.take_errors();
-            if errors.is_empty() {
-                routes.tool_owners.insert(def.name.clone(), up.name().to_owned());
-                seen.tools.push((u, def));
-            }
-            left_out.extend(
-                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
-            );
-        }
-    }
-
     let mut prompts = Prompts::new();
     for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
         for (prompt, name) in catalog.prompts.iter().zip(&prompt_names.names[u]) {
@@ -132,6 +117,8 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
     // upstream offers too is served namespaced for that upstream — `{prefix}+{uri}`, a valid
     // URI whose scheme names the upstream — and taken back off on the way up.
     let mut resources = Resources::new();
+    let mut skills = SkillRoutes::default();
+    let mut skill_roots: HashSet<String> = HashSet::new();
     let mut uris: HashSet<String> = HashSet::new();
     let mut templates: HashSet<String> = HashSet::new();
     for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
@@ -186,6 +173,107 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
                 errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
             );
         }
+        // Skills (the skills extension): a skill at a path another upstream's skill has is
+        // served namespaced, all its URIs; its files are routed to it like resources (those its
+        // owner does not list too).
+        skills.directory_read |= catalog.directory_read && !catalog.skills.is_empty();
+        for entry in &catalog.skills {
+            let Some(own_root) = crate::skills::root(&entry.uri) else { continue };
+            let namespace = skill_roots.contains(own_root).then(|| prefix.clone());
+            let listed = crate::skills::downstream(entry.clone(), namespace.as_deref());
+            let Some(root) = crate::skills::root(&listed.uri).map(str::to_owned) else { continue };
+            if !skill_roots.insert(root.clone()) {
+                tracing::warn!(upstream = up.name(), skill = %listed.uri, "skill listed twice; the second is left out");
+                continue;
+            }
+            skill_roots.insert(own_root.to_owned());
+            if let (SkillResources::Files(own), SkillResources::Files(files)) =
+                (&entry.resources, &listed.resources)
+            {
+                for (own, file) in own.iter().zip(files) {
+                    if !uris.insert(file.uri.clone()) {
+                        continue;
+                    }
+                    let name = file.uri.rsplit('/').next().unwrap_or(&file.uri).to_owned();
+                    let mut resource = Resource::new(&file.uri, name);
+                    resource.size = Some(file.size);
+                    resources =
+                        resources.add_dyn(resource.clone(), forward::read(up.clone(), namespace.clone()));
+                    if resources.take_errors().is_empty() {
+                        routes.resources.insert(file.uri.clone(), (up.clone(), own.uri.clone()));
+                        if namespace.is_some() {
+                            routes
+                                .namespaced
+                                .insert((up.name().to_owned(), own.uri.clone()), file.uri.clone());
+                        }
+                        seen.resources.push((u, resource));
+                    }
+                }
+            }
+            skills.routes.push(SkillRoute { upstream: up.clone(), root, namespace });
+            skills.entries.push(listed);
+        }
     }
-    Tables { routes, tools, prompts, resources, seen, conflicts, left_out }
+    // Tools come last: a tool's app (MCP Apps) is a `ui://` resource, whose downstream URI the
+    // resources above decided; one the owner does not list is routed all the same. A renamed
+    // tool that has an app stays callable (unlisted) by its own name, which its app uses.
+    let mut tools = Tools::new();
+    for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
+        let prefix: Arc<str> = Arc::from(up.config.prefix.as_deref().unwrap_or(up.name()));
+        for (tool, name) in catalog.tools.iter().zip(&tool_names.names[u]) {
+            let Some(name) = name else { continue };
+            let mut def = tool.clone();
+            def.name = name.clone();
+            let app = ui::tool_ui(tool);
+            if let Some(uri) = app.as_ref().and_then(|a| a.resource_uri.clone()) {
+                let downstream = match routes.namespaced.get(&(up.name().to_owned(), uri.clone())) {
+                    Some(namespaced) => namespaced.clone(),
+                    None if routes.resources.get(&uri).is_some_and(|(owner, _)| Arc::ptr_eq(owner, up)) => {
+                        uri.clone()
+                    }
+                    None => {
+                        // Not listed by its owner: routed here (namespaced if taken).
+                        let taken = uris.contains(&uri);
+                        let namespace = taken.then(|| prefix.clone());
+                        let down = if taken { forward::namespaced(&prefix, &uri) } else { uri.clone() };
+                        if uris.insert(down.clone()) {
+                            let resource =
+                                Resource::new(&down, tool.name.clone()).with_mime_type(ui::MIME_TYPE);
+                            resources =
+                                resources.add_dyn(resource.clone(), forward::read(up.clone(), namespace));
+                            if resources.take_errors().is_empty() {
+                                routes.resources.insert(down.clone(), (up.clone(), uri.clone()));
+                                if taken {
+                                    routes
+                                        .namespaced
+                                        .insert((up.name().to_owned(), uri.clone()), down.clone());
+                                }
+                                seen.resources.push((u, resource));
+                            }
+                        }
+                        down
+                    }
+                };
+                if downstream != uri {
+                    let mut linked = app.clone().unwrap_or_default();
+                    linked.resource_uri = Some(downstream);
+                    ui::set_tool_ui(&mut def, &linked);
+                }
+            }
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
+            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone(), read_only));
+            let errors = tools.take_errors();
+            if errors.is_empty() {
+                routes.tool_owners.insert(def.name.clone(), up.name().to_owned());
+                if app.is_some() && def.name != tool.name {
+                    tools.alias(&tool.name, &def.name);
+                }
+                seen.tools.push((u, def));
+            }
+            left_out.extend(
+                errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
+            );
+        }
+    }
+    Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out }
 }

@@ -440,9 +440,7 @@ pub(crate) fn read(
         Box::pin(async move {
             let Uri(uri) = call.extract()?;
             let upstream_uri = match &namespace {
-                Some(ns) => {
-                    uri.strip_prefix(&**ns).and_then(|rest| rest.strip_prefix('+')).unwrap_or(&uri).to_owned()
-                }
+                Some(ns) => unnamespaced(ns, &uri).unwrap_or_else(|| uri.clone()),
                 None => uri.clone(),
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
@@ -466,9 +464,23 @@ pub(crate) fn read(
     }
 }
 
-/// A URI under a namespace: `{namespace}+{uri}`.
+/// A URI under a namespace: `{namespace}+{uri}` — but an app's `ui://{rest}` stays a `ui://`
+/// URI (hosts render only those), `ui://{namespace}+{rest}`.
 pub(crate) fn namespaced(namespace: &str, uri: &str) -> String {
-    format!("{namespace}+{uri}")
+    match uri.strip_prefix(mcp_types::extensions::ui::SCHEME) {
+        Some(rest) => format!("{}{namespace}+{rest}", mcp_types::extensions::ui::SCHEME),
+        None => format!("{namespace}+{uri}"),
+    }
+}
+
+/// The URI under `namespace` taken out of it ([`namespaced`] undone); `None` when `uri` is not
+/// under it.
+pub(crate) fn unnamespaced(namespace: &str, uri: &str) -> Option<String> {
+    let ui = mcp_types::extensions::ui::SCHEME;
+    match uri.strip_prefix(ui) {
+        Some(rest) => rest.strip_prefix(namespace)?.strip_prefix('+').map(|rest| format!("{ui}{rest}")),
+        None => uri.strip_prefix(namespace)?.strip_prefix('+').map(str::to_owned),
+    }
 }
 
 /// `completion/complete` of a prompt argument or template variable: passed to the owner under

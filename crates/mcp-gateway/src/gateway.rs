@@ -362,8 +362,12 @@ impl Gateway {
 
     /// Serves `tables`, announcing only the lists that changed.
     fn apply(&self, tables: Tables) {
-        let Tables { routes, tools, prompts, resources, seen, conflicts, left_out } = tables;
+        let Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out } = tables;
         self.inner.routes.store(Arc::new(routes));
+        let skills = (!skills.entries.is_empty() || skills.directory_read).then(|| {
+            Arc::new(crate::skills::Source(Arc::new(skills))) as Arc<dyn mcp_server::skills::SkillSource>
+        });
+        self.inner.server.set_skill_source(skills);
         for c in &conflicts {
             tracing::warn!(kind = c.kind, name = %c.name, kept = %c.kept, left_out = %c.left_out, "name conflict: the second upstream's entry is left out");
         }
@@ -406,12 +410,11 @@ impl Gateway {
                 }
                 continue;
             }
-            let namespace = upstreams.iter().position(|u| {
-                uri.strip_prefix(u.config.effective_prefix()).is_some_and(|rest| rest.starts_with('+'))
+            let namespace = upstreams.iter().enumerate().find_map(|(i, u)| {
+                crate::forward::unnamespaced(u.config.effective_prefix(), uri).map(|own| (i, own))
             });
-            if let Some(i) = namespace {
-                let prefix_len = upstreams[i].config.effective_prefix().len() + 1;
-                wanted[i].insert(uri[prefix_len..].to_owned());
+            if let Some((i, own)) = namespace {
+                wanted[i].insert(own);
                 continue;
             }
             for (i, up) in upstreams.iter().enumerate() {

@@ -30,6 +30,7 @@ mod credentials;
 mod forward;
 mod gateway;
 mod naming;
+mod skills;
 mod status;
 mod upstream;
 

@@ -47,6 +47,8 @@ pub struct Resources {
     pub(crate) index: crate::hash::NameMap<usize>,
     pub(crate) templates: Vec<TemplateEntry>,
     pub(crate) errors: Vec<RegistrationError>,
+    /// How many apps' resources it holds (MCP Apps).
+    apps: usize,
 }
 
 impl std::fmt::Debug for Resources {
@@ -252,6 +254,45 @@ impl Resources {
     {
         let run = erase(handler, def.mime_type.clone());
         self.insert_template(def, run)
+    }
+
+    /// An app's HTML (MCP Apps, `io.modelcontextprotocol/ui`): a `ui://` resource of type
+    /// `text/html;profile=mcp-app` whose metadata (CSP, permissions, border) is on its listing
+    /// and on its contents. A tool links to it with [`Tool::with_ui`](mcp_types::Tool::with_ui);
+    /// a server with an app declares the extension. A URI that is not `ui://` is refused when the
+    /// server is built.
+    pub fn app(
+        mut self,
+        mut def: Resource,
+        html: impl Into<String>,
+        ui: mcp_types::extensions::ui::ResourceUi,
+    ) -> Self {
+        use mcp_types::extensions::ui::{META_KEY, MIME_TYPE, SCHEME};
+        if !def.uri.starts_with(SCHEME) {
+            self.errors.push(RegistrationError::InvalidTemplate {
+                template: def.uri,
+                reason: format!("an app's resource must be a {SCHEME} URI"),
+            });
+            return self;
+        }
+        let meta: mcp_types::JsonObject =
+            [(META_KEY.to_owned(), serde_json::to_value(&ui).unwrap_or_default())].into_iter().collect();
+        def.mime_type = Some(MIME_TYPE.to_owned());
+        def.meta.get_or_insert_with(Default::default).extend(meta.clone());
+        let mut contents = mcp_types::TextResourceContents::new(&def.uri, html);
+        contents.mime_type = Some(MIME_TYPE.to_owned());
+        contents.meta = Some(meta);
+        let contents = ResourceContents::Text(contents);
+        self.apps += 1;
+        self.add_dyn(def, move |_call| {
+            let contents = contents.clone();
+            async move { Ok(vec![contents]) }
+        })
+    }
+
+    /// True when an app's resource is served ([`Resources::app`]).
+    pub(crate) fn has_apps(&self) -> bool {
+        self.apps > 0
     }
 
     /// A resource defined at run time (a gateway's, say): the closure receives the whole

@@ -55,6 +55,8 @@ pub(crate) struct ServerInner {
     pub(crate) tasks: Arc<crate::task::Tasks>,
     /// The skills it serves (the skills extension); their files are in `resources`.
     pub(crate) skills: Option<Arc<crate::skills::Skills>>,
+    /// Skills another server serves, passed on (`Server::set_skill_source`).
+    pub(crate) skill_source: arc_swap::ArcSwapOption<Arc<dyn crate::skills::SkillSource>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -82,9 +84,17 @@ impl ServerInner {
         if (self.serve_prompts || self.serve_resources) && !self.completions.is_empty() {
             caps.completions = Some(Default::default());
         }
-        if self.skills.is_some() {
+        if self.resources.load().has_apps() {
+            let id = mcp_types::extensions::ui::ID.to_owned();
+            caps.extensions.get_or_insert_with(Default::default).insert(id, Default::default());
+        }
+        let source = self.skill_source.load();
+        if self.skills.is_some() || source.is_some() {
+            let directory_read = self.skills.is_some() || source.as_ref().is_some_and(|s| s.directory_read());
             let mut settings = mcp_types::JsonObject::new();
-            settings.insert("directoryRead".into(), true.into());
+            if directory_read {
+                settings.insert("directoryRead".into(), true.into());
+            }
             let id = mcp_types::extensions::skills::ID.to_owned();
             caps.extensions.get_or_insert_with(Default::default).insert(id, settings);
         }
@@ -96,6 +106,11 @@ impl ServerInner {
             caps.extensions.get_or_insert_with(Default::default).insert(id, Default::default());
         }
         caps
+    }
+
+    /// The skills extension is served: skills of its own, or another server's passed on.
+    pub(crate) fn serves_skills(&self) -> bool {
+        self.skills.is_some() || self.skill_source.load().is_some()
     }
 
     /// The tasks extension is served (2026-07-28) when a tool can become a task, or once one
@@ -185,6 +200,13 @@ impl Server {
     /// was registered, shared, never cloned. Empty when it has none, or when they are invalid.
     pub fn tool_headers(&self, name: &str) -> Option<Arc<[mcp_types::headers::ParamHeader]>> {
         self.inner.tools.load().get(name).map(|e| e.headers.clone())
+    }
+
+    /// Serves the skills of `source` (a gateway's upstreams'), or no longer (`None`): listed
+    /// after the server's own, `skills/get` and `resources/directory/read` passed on for what
+    /// its own do not answer. Their files must be in the resource table.
+    pub fn set_skill_source(&self, source: Option<Arc<dyn crate::skills::SkillSource>>) {
+        self.inner.skill_source.store(source.map(Arc::new));
     }
 
     /// Replaces the tool table and announces the change.
@@ -427,6 +449,7 @@ impl ServerBuilder {
             observer: std::sync::OnceLock::new(),
             tasks,
             skills,
+            skill_source: arc_swap::ArcSwapOption::empty(),
             approval_target: self.approval_target,
             policy: self.policy,
         };

@@ -71,6 +71,13 @@ impl Tool {
         self
     }
 
+    /// Links the tool to an app (MCP Apps: `_meta.ui`, a `ui://` resource rendering its
+    /// results, and who may call it).
+    pub fn with_ui(mut self, ui: crate::extensions::ui::ToolUi) -> Self {
+        crate::extensions::ui::set_tool_ui(&mut self, &ui);
+        self
+    }
+
     /// The tool's `execution.taskSupport` (absent: `forbidden`).
     pub fn task_support(&self) -> TaskSupport {
         self.execution.as_ref().and_then(|e| e.task_support.clone()).unwrap_or(TaskSupport::Forbidden)

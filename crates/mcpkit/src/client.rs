@@ -27,6 +27,8 @@ pub(crate) enum ListKind {
     Templates,
     /// Prompts.
     Prompts,
+    /// Skills (the skills extension): each skill's `SKILL.md` URI, description and files.
+    Skills,
 }
 
 /// A client command with its arguments.
@@ -100,6 +102,38 @@ pub(crate) enum ClientCommand {
         detach: bool,
         #[command(flatten)]
         interaction: InteractionArgs,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// A skill (the skills extension): its entry, its SKILL.md (verified against the entry), or
+    /// the files of a directory of it.
+    ///
+    /// `get` prints the skill's entry (`skills/get`: its frontmatter, files, digests); `load`
+    /// reads its SKILL.md and checks it against the entry (size, digest, frontmatter) before
+    /// printing it (exit 4 when it does not match); `dir` lists a directory's files
+    /// (`resources/directory/read`). Nothing else of the skill is fetched.
+    #[command(
+        after_help = "Examples:\n  mcpkit list skills --url http://127.0.0.1:8080/mcp\n  mcpkit skill get skill://pdf-processing/SKILL.md --url http://127.0.0.1:8080/mcp\n  mcpkit skill load skill://pdf-processing/SKILL.md --url http://127.0.0.1:8080/mcp\n  mcpkit skill dir skill://pdf-processing/references --url http://127.0.0.1:8080/mcp"
+    )]
+    Skill {
+        /// What to do.
+        action: crate::skill::Action,
+        /// The skill's SKILL.md URI (`get`, `load`), or a directory's URI (`dir`).
+        uri: String,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// Show the app a tool links to (MCP Apps): print its HTML, or save it with --save DIR and
+    /// say what it asks of its sandbox (the origins it may reach, the browser features it wants).
+    #[command(
+        after_help = "Examples:\n  mcpkit app clock -- mcpkit serve --stdio > clock.html\n  mcpkit app clock --save apps/ --url http://127.0.0.1:8080/mcp"
+    )]
+    App {
+        /// The tool's name.
+        tool: String,
+        /// Write the HTML to a file in DIR (created if missing; never over an existing file).
+        #[arg(long, value_name = "DIR")]
+        save: Option<std::path::PathBuf>,
         #[command(flatten)]
         target: TargetArgs,
     },
@@ -284,6 +318,8 @@ fn span_name(command: &ClientCommand) -> String {
         ClientCommand::Complete { .. } => "completion/complete".to_owned(),
         ClientCommand::Listen { .. } => "subscriptions/listen".to_owned(),
         ClientCommand::Task { action, .. } => format!("mcpkit task {action:?}").to_lowercase(),
+        ClientCommand::App { .. } => "mcpkit app".to_owned(),
+        ClientCommand::Skill { .. } => "mcpkit skill".to_owned(),
     }
 }
 
@@ -306,6 +342,8 @@ fn target_of(command: &ClientCommand) -> &TargetArgs {
         | ClientCommand::Complete { target, .. }
         | ClientCommand::Listen { target, .. }
         | ClientCommand::Task { target, .. }
+        | ClientCommand::App { target, .. }
+        | ClientCommand::Skill { target, .. }
         | ClientCommand::Bench { target, .. } => target,
     }
 }
@@ -321,6 +359,8 @@ fn interaction_of(command: &ClientCommand) -> Option<&AnswerArgs> {
         | ClientCommand::Prompt { interaction, .. } => Some(&interaction.answers),
         ClientCommand::List { answers, .. } | ClientCommand::Describe { answers, .. } => Some(answers),
         ClientCommand::Info { .. }
+        | ClientCommand::App { .. }
+        | ClientCommand::Skill { .. }
         | ClientCommand::Complete { .. }
         | ClientCommand::Listen { .. }
         | ClientCommand::Bench { .. } => None,
@@ -447,7 +487,13 @@ async fn dispatch(command: ClientCommand) -> anyhow::Result<ExitCode> {
     // Caught before a stdio server is started: from here on, a signal stops it (see `signals`).
     let mut signals = signals::Signals::catch().context("cannot catch signals")?;
     let client = tokio::select! {
-        client = target.connect(interaction_of(&command)) => client?,
+        client = async {
+            if matches!(command, ClientCommand::App { .. }) {
+                target.connect_for_apps().await
+            } else {
+                target.connect(interaction_of(&command)).await
+            }
+        } => client?,
         // Dropping the connection attempt drops its transport, which stops the child.
         code = signals.next() => return Ok(interrupted(code)),
     };
@@ -524,6 +570,9 @@ async fn execute(
                     (capabilities.resources.is_some(), "resourceTemplates", "resources", "resource templates")
                 }
                 ListKind::Prompts => (capabilities.prompts.is_some(), "prompts", "prompts", "prompts"),
+                ListKind::Skills => {
+                    (client.serves_skills(), "skills", "io.modelcontextprotocol/skills", "skills")
+                }
             };
             if !offered {
                 if !json {
@@ -541,6 +590,7 @@ async fn execute(
                     json!({ "resourceTemplates": client.list_all_resource_templates().await? })
                 }
                 ListKind::Prompts => json!({ "prompts": client.list_all_prompts().await? }),
+                ListKind::Skills => json!({ "skills": client.list_all_skills().await? }),
             };
             output::print(json, &value, output::list)?;
         }
@@ -654,6 +704,12 @@ async fn execute(
             }
             let (_, raw) = client.request_raw::<Complete>(&params, &RequestOptions::default()).await?;
             output::print_raw(json, &raw, output::complete)?;
+        }
+        ClientCommand::Skill { action, uri, .. } => {
+            return crate::skill::run(client, *action, uri, json).await;
+        }
+        ClientCommand::App { tool, save, .. } => {
+            return crate::app::run(client, tool, save.as_deref(), json).await;
         }
         ClientCommand::Task { action, id, interaction, target } => {
             let progress = progress::Tracker::new(progress::Style::detect(interaction.progress));

@@ -8,6 +8,7 @@ use mcp_server::{
     Args, Cancel, Completions, Json, Log, Peer, Progress, Prompts, Resources, Server, TaskHandle, ToolError,
     Tools, UriVars,
 };
+use mcp_types::extensions::ui::{ResourceUi, ToolUi};
 use mcp_types::{
     CreateMessageRequestParams, ElicitAction, ElicitRequestFormParams, ElicitationSchema,
     PrimitiveSchemaDefinition, PromptMessage, Resource, ResourceTemplate, Role, SamplingContent,
@@ -94,6 +95,33 @@ async fn greet_me(client: Peer) -> Result<String, ToolError> {
         other => Err(ToolError::new(format!("no name given ({other})"))),
     }
 }
+
+/// The clock's app.
+const CLOCK_URI: &str = "ui://mcpkit-demo/clock.html";
+
+/// MCP Apps: the time, as text for any client and in an app for a host that renders apps.
+async fn clock() -> String {
+    format!("It is {} (UTC).", mcp_types::time::rfc3339(std::time::SystemTime::now()))
+}
+
+/// The clock's app: it shows the tool's result, sent by the host (`ui/notifications/tool-result`).
+const CLOCK_HTML: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>mcpkit clock</title>
+<style>body{font:2rem system-ui,sans-serif;margin:1rem;text-align:center}</style></head>
+<body><p id="time">…</p>
+<script>
+window.addEventListener("message", (event) => {
+  const message = event.data || {};
+  if (message.method === "ui/notifications/tool-result") {
+    const text = (message.params?.content || []).find((c) => c.type === "text");
+    if (text) document.getElementById("time").textContent = text.text;
+  }
+});
+window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
+</script></body>
+</html>
+"#;
 
 #[derive(Deserialize, JsonSchema)]
 struct ReportArgs {
@@ -192,9 +220,11 @@ async fn note(vars: UriVars) -> String {
     format!("Note {id}: remember to try `mcpkit list tools`.")
 }
 
-/// The demonstration server, deciding who may see and use what by `policy` when given.
+/// The demonstration server, deciding who may see and use what by `policy` when given, and
+/// serving the skills under `skills` when given.
 pub(crate) fn server(
     policy: Option<std::sync::Arc<dyn mcp_server::policy::Policy>>,
+    skills: Option<&std::path::Path>,
 ) -> Result<Server, mcp_server::BuildError> {
     let read_only = ToolAnnotations { read_only_hint: Some(true), ..Default::default() };
     let tools = Tools::new()
@@ -214,6 +244,12 @@ pub(crate) fn server(
         .add("roots", "List the client's roots (roots)", roots)
         .add("fail", "Always fails, with isError: true", fail)
         .add_tool(
+            Tool::without_arguments("clock")
+                .with_description("The time, shown in an app (MCP Apps) by hosts that render apps")
+                .with_ui(ToolUi::new(CLOCK_URI)),
+            clock,
+        )
+        .add_tool(
             Tool::without_arguments("report")
                 .with_description("Work SECONDS, then ask whether to add the details")
                 .with_task_support(TaskSupport::Optional),
@@ -224,7 +260,7 @@ pub(crate) fn server(
             Resource::new("demo://readme", "readme")
                 .with_mime_type("text/markdown")
                 .with_description("About this server"),
-            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, roots, fail, report.\n",
+            "# mcpkit demo\n\nTools: echo, add, countdown, greet_me, haiku, roots, fail, report, clock.\n",
         )
         .template(
             ResourceTemplate::new("demo://notes/{id}", "note")
@@ -232,6 +268,11 @@ pub(crate) fn server(
                 .with_description("A note by id"),
             note,
         );
+    let resources = resources.app(
+        Resource::new(CLOCK_URI, "clock").with_description("The clock tool's app"),
+        CLOCK_HTML,
+        ResourceUi { prefers_border: Some(true), ..Default::default() },
+    );
     let prompts = Prompts::new().add("poem", "Ask for a poem about a subject", poem_prompt);
     let completions = Completions::new()
         .prompt_argument("poem", "style", Completions::from_list(&["haiku", "limerick", "sonnet"]))
@@ -241,9 +282,13 @@ pub(crate) fn server(
         Some(policy) => builder.policy(policy),
         None => builder,
     };
+    let builder = match skills {
+        Some(dir) => builder.skills(mcp_server::Skills::from_dir(dir)),
+        None => builder,
+    };
     builder
         .title("mcpkit demonstration server")
-        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots), fail (errors) and report (a task).")
+        .instructions("A demonstration server: try echo, add, countdown (progress), greet_me (elicitation), haiku (sampling), roots (roots), fail (errors), report (a task) and clock (an app).")
         .tools(tools)
         .resources(resources)
         .prompts(prompts)

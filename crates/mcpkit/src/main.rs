@@ -8,6 +8,7 @@
 //! `-v` shows the wire trace on stderr; `completions` and `man` are generated from the same
 //! definitions the parser uses. A usage error is one line on stderr and exit status 2.
 
+mod app;
 mod auth;
 mod bench;
 mod check;
@@ -31,6 +32,7 @@ mod server_log;
 mod servers;
 mod shell;
 mod signals;
+mod skill;
 mod status;
 mod target;
 mod task;
@@ -186,6 +188,11 @@ struct ServeArgs {
     /// refusal goes to the audit log on stderr.
     #[arg(long, value_name = "FILE")]
     policy: Option<std::path::PathBuf>,
+    /// Also serve the Agent Skills in DIR (the skills extension): each directory under it with a
+    /// SKILL.md, at its path below DIR (`skill://PATH/SKILL.md`), listed by `skills/list`.
+    /// Symbolic links are not followed; a skill over 512 files or 16 MiB is refused.
+    #[arg(long, value_name = "DIR")]
+    skills: Option<std::path::PathBuf>,
 }
 
 /// Widens the Host and Origin allowlists of a server bound to `addr`: its own unspecified
@@ -339,7 +346,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         },
         None => None,
     };
-    let server = match demo::server(policy) {
+    let server = match demo::server(policy, args.skills.as_deref()) {
         Ok(server) => server,
         Err(e) => {
             eprintln!("mcpkit: {e}");

@@ -186,9 +186,9 @@ fn type_of(schema: &Value) -> String {
     }
 }
 
-/// What a tool's annotations, output schema and task support say, for `list tools`:
-/// `read-only`, `destructive`, `idempotent`, `structured output`, `task` (it may become one),
-/// `task only`.
+/// What a tool's annotations, output schema, app and task support say, for `list tools`:
+/// `read-only`, `destructive`, `idempotent`, `structured output`, `app` (it links to an app),
+/// `app only` (only its app may call it), `task` (it may become one), `task only`.
 fn tool_notes(tool: &Value) -> Vec<&'static str> {
     let annotations = tool.get("annotations");
     let hint = |name: &str| annotations.and_then(|a| a.get(name)).and_then(Value::as_bool);
@@ -203,6 +203,15 @@ fn tool_notes(tool: &Value) -> Vec<&'static str> {
     }
     if tool.get("outputSchema").is_some() {
         notes.push("structured output");
+    }
+    let ui = tool.get("_meta").and_then(|m| m.get("ui"));
+    let app = ui.and_then(|u| u.get("resourceUri")).is_some()
+        || tool.get("_meta").and_then(|m| m.get("ui/resourceUri")).is_some();
+    let visibility = ui.and_then(|u| u.get("visibility")).and_then(Value::as_array);
+    if visibility.is_some_and(|v| !v.iter().any(|x| x == "model")) {
+        notes.push("app only");
+    } else if app {
+        notes.push("app");
     }
     match tool.get("execution").and_then(|e| e.get("taskSupport")).and_then(Value::as_str) {
         Some("optional") => notes.push("task"),
@@ -225,6 +234,15 @@ pub(crate) fn tool(tool: &Value) -> String {
     let notes = tool_notes(tool);
     if !notes.is_empty() {
         out.push_str(&format!("  ({})\n", notes.join(", ")));
+    }
+    if let Some(uri) =
+        tool.get("_meta").and_then(|m| m.get("ui")).and_then(|u| u.get("resourceUri")).and_then(Value::as_str)
+    {
+        out.push_str(&format!(
+            "app: {} (mcpkit app {} shows it)\n",
+            crate::terminal::line(uri),
+            str_of(tool, "name").unwrap_or("TOOL")
+        ));
     }
     if let Some(annotations) =
         tool.get("annotations").filter(|a| a.as_object().is_some_and(|o| !o.is_empty()))
@@ -252,6 +270,25 @@ pub(crate) fn list(value: &Value) -> String {
                     text = if text.is_empty() { format!("({notes})") } else { format!("{text} ({notes})") };
                 }
                 (signature(tool), text)
+            })
+            .collect();
+        return if rows.is_empty() { "(none)\n".to_owned() } else { table(&rows) };
+    }
+    if let Some(skills) = value.get("skills").and_then(Value::as_array) {
+        // Each skill's URI, then its description and how many files it has.
+        let rows: Vec<(String, String)> = skills
+            .iter()
+            .map(|skill| {
+                let description =
+                    skill.get("frontmatter").and_then(|f| str_of(f, "description")).unwrap_or("");
+                let files = match skill.get("resources") {
+                    Some(Value::Array(files)) => {
+                        format!("{} file{}", files.len(), if files.len() == 1 { "" } else { "s" })
+                    }
+                    _ => "dynamic".to_owned(),
+                };
+                let text = crate::terminal::line(description).into_owned();
+                (str_of(skill, "uri").unwrap_or("?").to_owned(), format!("{text} ({files})"))
             })
             .collect();
         return if rows.is_empty() { "(none)\n".to_owned() } else { table(&rows) };

@@ -45,6 +45,16 @@ pub(crate) fn save(dir: &Path, kind: Kind, result: &Value) -> anyhow::Result<Vec
     Ok(saved)
 }
 
+/// Writes an app's HTML into `dir` (created if missing), named after its URI, never over an
+/// existing file; one line on stderr.
+pub(crate) fn save_app(dir: &Path, uri: &str, html: &str) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let stem = file_name(uri).unwrap_or_else(|| "app".to_owned());
+    let path = write_new(dir, &stem, "html", html.as_bytes())?;
+    eprintln!("saved {} ({uri}, {} bytes)", path.display(), html.len());
+    Ok(path)
+}
+
 fn items(kind: Kind, result: &Value) -> anyhow::Result<Vec<Item>> {
     let mut items = Vec::new();
     match kind {

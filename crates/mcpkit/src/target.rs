@@ -275,21 +275,28 @@ impl TargetArgs {
     /// answers the server's elicitation, sampling and roots requests as it says; without it, the
     /// client registers no handlers, so it declares none of those capabilities.
     pub(crate) async fn connect(&self, interaction: Option<&AnswerArgs>) -> anyhow::Result<Client> {
-        self.connect_as(interaction, self.protocol_version).await
+        self.connect_as(interaction, self.protocol_version, false).await
+    }
+
+    /// [`connect`](Self::connect) declaring MCP Apps (`mcpkit app`: a server may offer its app
+    /// tools only to clients that take apps).
+    pub(crate) async fn connect_for_apps(&self) -> anyhow::Result<Client> {
+        self.connect_as(None, self.protocol_version, true).await
     }
 
     /// [`connect`](Self::connect) speaking `version` only, whatever `--protocol-version` says.
     pub(crate) async fn connect_pinned(&self, version: ProtocolVersion) -> anyhow::Result<Client> {
-        self.connect_as(None, Some(version)).await
+        self.connect_as(None, Some(version), false).await
     }
 
     async fn connect_as(
         &self,
         interaction: Option<&AnswerArgs>,
         pinned: Option<ProtocolVersion>,
+        apps: bool,
     ) -> anyhow::Result<Client> {
         let target = self.target()?;
-        let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION"));
+        let mut builder = ClientBuilder::new("mcpkit", env!("CARGO_PKG_VERSION")).apps(apps);
         if let Some(version) = self.entry_pin.get() {
             builder = builder.pin_version(*version);
         }

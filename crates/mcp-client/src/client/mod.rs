@@ -1,5 +1,6 @@
 //! The client: connect to a server of any era, then call it with typed methods.
 
+mod apps;
 mod cache;
 mod calls;
 mod connect;
@@ -31,6 +32,7 @@ use crate::error::ClientError;
 use crate::handler::Handlers;
 use crate::transport::{RequestHeaders, TransportError, TransportKind};
 
+pub use apps::App;
 pub use listen::{Subscription, SubscriptionEvent};
 pub use options::{Detected, EraCache, ListLimits, QueueLimits, RequestOptions};
 pub use skills::LoadedSkill;
@@ -92,6 +94,7 @@ pub struct ClientBuilder {
     pub(crate) queue_limits: QueueLimits,
     pub(crate) trace_context: Option<TraceContext>,
     pub(crate) tasks: bool,
+    pub(crate) apps: bool,
 }
 
 /// Where a client finds the trace context of the request it is about to send
@@ -125,7 +128,16 @@ impl ClientBuilder {
             queue_limits: QueueLimits::default(),
             trace_context: None,
             tasks: false,
+            apps: false,
         }
+    }
+
+    /// Declares MCP Apps (`io.modelcontextprotocol/ui`, rendering `text/html;profile=mcp-app`):
+    /// for a host that renders apps (servers may offer their app tools only to such clients).
+    /// Off by default.
+    pub fn apps(mut self, yes: bool) -> Self {
+        self.apps = yes;
+        self
     }
 
     /// Declares the tasks extension (`io.modelcontextprotocol/tasks`) to modern servers: a
@@ -451,6 +463,10 @@ impl Inner {
         }
         if version.is_modern() && self.config.tasks {
             task::with_tasks(&mut caps);
+        }
+        if self.config.apps {
+            let declared = mcp_types::extensions::ui::client_capabilities().extensions.unwrap_or_default();
+            caps.extensions.get_or_insert_with(Default::default).extend(declared);
         }
         caps
     }

@@ -1,6 +1,7 @@
 //! What one upstream offers: its tools, prompts, resources and templates, as last listed.
 
 use mcp_client::{Client, ClientError, RequestOptions};
+use mcp_types::extensions::skills::SkillEntry;
 use mcp_types::{Prompt, Resource, ResourceTemplate, Tool};
 
 /// An upstream's lists, fetched together after each connect and after each of its change
@@ -11,6 +12,10 @@ pub(crate) struct Catalog {
     pub(crate) prompts: Vec<Prompt>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
+    /// Its skills (the skills extension), when it declares the extension.
+    pub(crate) skills: Vec<SkillEntry>,
+    /// It serves `resources/directory/read`.
+    pub(crate) directory_read: bool,
 }
 
 /// Which lists to fetch again.
@@ -50,6 +55,19 @@ impl Catalog {
             } else {
                 next.resources = Vec::new();
                 next.templates = Vec::new();
+            }
+            // Skills ride on resources: listed with them. A failing listing costs the skills
+            // only, not the upstream's tools.
+            next.skills = Vec::new();
+            next.directory_read = false;
+            if client.serves_skills() {
+                let settings =
+                    caps.extensions.as_ref().and_then(|e| e.get(mcp_types::extensions::skills::ID));
+                next.directory_read = settings.and_then(|s| s.get("directoryRead")) == Some(&true.into());
+                match client.list_all_skills().await {
+                    Ok(skills) => next.skills = skills,
+                    Err(e) => tracing::warn!("its skills could not be listed: {e}"),
+                }
             }
         }
         Ok(next)

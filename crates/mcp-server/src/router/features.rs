@@ -62,7 +62,12 @@ impl Ctx<'_> {
         }
     }
 
-    fn call(&self, asks: Arc<AskState>, arguments: Option<JsonObject>, uri: Option<String>) -> Call {
+    pub(super) fn call(
+        &self,
+        asks: Arc<AskState>,
+        arguments: Option<JsonObject>,
+        uri: Option<String>,
+    ) -> Call {
         Call {
             server: self.server.inner.context.clone(),
             mode: self.mode.clone(),

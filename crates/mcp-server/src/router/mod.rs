@@ -456,8 +456,8 @@ impl Server {
             Params::UpdateTask(params) => Box::pin(self.update_task(ctx, params)).await,
             Params::CancelTask(params) => Box::pin(self.cancel_task(ctx, params)).await,
             Params::ListSkills(params) => self.list_skills(ctx, params),
-            Params::GetSkill(params) => self.get_skill(ctx, params),
-            Params::ReadDirectory(params) => self.read_directory(ctx, params),
+            Params::GetSkill(params) => Box::pin(self.get_skill(ctx, params)).await,
+            Params::ReadDirectory(params) => Box::pin(self.read_directory(ctx, params)).await,
             Params::Invalid(error, _) | Params::Unreadable(error, _) => Err(Failure::bad_request(error)),
             Params::Ping
             | Params::Initialize(_)
@@ -480,7 +480,7 @@ impl Server {
     fn method_served(&self, method: &str) -> bool {
         let inner = &self.inner;
         if method == ReadDirectory::METHOD {
-            return inner.skills.is_some();
+            return inner.serves_skills();
         }
         match method.split('/').next() {
             Some("tools") => inner.serves_tools(),
@@ -488,7 +488,7 @@ impl Server {
             Some("resources") => inner.serves_resources(),
             Some("completion") => inner.serves_prompts() || inner.serves_resources(),
             Some("tasks") => inner.serves_tasks(),
-            Some("skills") => inner.skills.is_some(),
+            Some("skills") => inner.serves_skills(),
             _ => true,
         }
     }

@@ -27,8 +27,30 @@ use mcp_types::extensions::skills::{
 };
 use mcp_types::{JsonObject, Resource};
 
+use crate::call::Call;
+use crate::extract::Rejection;
+use crate::handler::BoxFuture;
 use crate::resources::Resources;
 use crate::tools::RegistrationError;
+
+/// Skills another server serves (a gateway's upstreams'): listed as that server lists them, and
+/// `skills/get` and `resources/directory/read` passed on to it
+/// ([`Server::set_skill_source`](crate::Server::set_skill_source)). Their files are ordinary
+/// resources of the server's table.
+pub trait SkillSource: Send + Sync + 'static {
+    /// The skills to list, as they are now.
+    fn entries(&self) -> Arc<[SkillEntry]>;
+
+    /// Whether `resources/directory/read` is served (`directoryRead`).
+    fn directory_read(&self) -> bool;
+
+    /// The entry of the skill whose `SKILL.md` is at `uri`; `None` when none of this source's.
+    fn get(&self, call: Call, uri: String) -> BoxFuture<Option<Result<SkillEntry, Rejection>>>;
+
+    /// The direct children of the directory at `uri`; `None` when no directory of this
+    /// source's.
+    fn read_directory(&self, call: Call, uri: String) -> BoxFuture<Option<Result<Vec<Resource>, Rejection>>>;
+}
 
 /// The URI scheme skills are served under.
 pub const SCHEME: &str = "skill";

@@ -127,6 +127,8 @@ enum Source {
 pub struct Tools {
     pub(crate) entries: Vec<Arc<ToolEntry>>,
     pub(crate) index: crate::hash::NameMap<usize>,
+    /// Names a tool is also called by, unlisted ([`Tools::alias`]).
+    aliases: crate::hash::NameMap<usize>,
     pub(crate) errors: Vec<RegistrationError>,
     /// How many tools can become tasks.
     pub(crate) task_tools: usize,
@@ -320,7 +322,20 @@ impl Tools {
     }
 
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<ToolEntry>> {
-        self.index.get(name).map(|&i| &self.entries[i])
+        self.index.get(name).or_else(|| self.aliases.get(name)).map(|&i| &self.entries[i])
+    }
+
+    /// Makes the tool `name` callable as `alias` too, without listing it under that name: for a
+    /// tool a gateway renamed, which its app (MCP Apps) still calls by the name its own server
+    /// gave it. A name a listed tool has (now or later) always means that tool; an alias taken
+    /// already, or a `name` that is no tool, adds nothing. Returns whether the alias was added.
+    pub fn alias(&mut self, alias: &str, name: &str) -> bool {
+        let Some(&target) = self.index.get(name) else { return false };
+        if self.index.contains_key(alias) || self.aliases.contains_key(alias) {
+            return false;
+        }
+        self.aliases.insert(alias.to_owned(), target);
+        true
     }
 }
 
