@@ -92,7 +92,14 @@ fn check_lists([tools, resources, templates, prompts]: &[Value; 4]) {
         };
         assert_eq!(tool["execution"]["taskSupport"], support, "{name}");
     }
-    let listed = resources["resources"].as_array().unwrap();
+    // The skills' files are resources too (after the fixtures): each with its type and size.
+    let (skills, listed): (Vec<&Value>, Vec<&Value>) = resources["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .partition(|r| r["uri"].as_str().unwrap().starts_with("skill://"));
+    assert_eq!(skills.len(), 5, "{resources}");
+    assert!(skills.iter().all(|r| r["mimeType"].is_string() && r["size"].is_u64()), "{resources}");
     assert_eq!(listed.len(), RESOURCES.len(), "{resources}");
     for (entry, (uri, mime)) in listed.iter().zip(RESOURCES) {
         assert_eq!(entry["uri"], *uri);

@@ -261,7 +261,11 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
                 }
             }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
-            tools = tools.add_proxy(def.clone(), forward::tool(up.clone(), tool.name.clone(), read_only));
+            let legacy_tasks = tool.task_support() != mcp_types::TaskSupport::Forbidden;
+            tools = tools.add_proxy(
+                def.clone(),
+                forward::tool(up.clone(), tool.name.clone(), read_only, legacy_tasks),
+            );
             let errors = tools.take_errors();
             if errors.is_empty() {
                 routes.tool_owners.insert(def.name.clone(), up.name().to_owned());

@@ -49,6 +49,9 @@ struct Caller {
     capabilities: mcp_types::ClientCapabilities,
     /// Makes the downstream call a task of the gateway's (the tasks extension), when it can be.
     task: TaskHandle,
+    /// A call of a legacy upstream that lasts becomes a task of the gateway's: the upstream
+    /// lists the tool with task support (`execution.taskSupport`), saying it may run long.
+    legacy_tasks: bool,
 }
 
 /// A request the gateway forwards: how its params carry a modern caller's answers and the
@@ -163,12 +166,13 @@ async fn send<M: Forwarded>(
             }
         });
     }
-    // An upstream of a legacy revision has no tasks: for a modern caller that takes them, a
-    // call still running after a moment becomes a task of the gateway's, which runs it to its
-    // end (the upstream's questions from then on put to the caller as the task's).
+    // An upstream of a legacy revision has no tasks: for a modern caller that takes them, a call
+    // of a tool it lists with task support still running after a moment becomes a task of the
+    // gateway's, which runs it to its end (the upstream's questions from then on put to the
+    // caller as the task's; its progress no longer, as tasks report none).
     let legacy = !client.protocol_version().is_modern();
     let plain = M::plain(client, params, options);
-    if !(legacy && caller.task.can_detach()) {
+    if !(legacy && caller.legacy_tasks && caller.task.can_detach()) {
         return plain.await.map(Answer::Done);
     }
     tokio::pin!(plain);
@@ -191,12 +195,13 @@ async fn pass<M: Forwarded>(
     call: &Call,
     params: M::Params,
     read_only: bool,
+    legacy_tasks: bool,
 ) -> Result<M::Result, Rejection>
 where
     M::Params: Clone,
 {
     let up = upstream.clone();
-    forward(upstream, call, move |options, caller, lane| {
+    forward(upstream, call, legacy_tasks, move |options, caller, lane| {
         Box::pin(async move {
             let sendable = Sendable::new((params, options), read_only);
             let attempt = |client| {
@@ -241,6 +246,7 @@ impl<T: Clone> Sendable<T> {
 async fn forward<T: Send + 'static>(
     upstream: &Arc<Upstream>,
     call: &Call,
+    legacy_tasks: bool,
     forwarding: impl FnOnce(
         RequestOptions,
         Arc<Caller>,
@@ -252,8 +258,12 @@ async fn forward<T: Send + 'static>(
     let log: Log = call.extract()?;
     let peer: Peer = call.extract()?;
     let task: TaskHandle = call.extract()?;
-    let caller =
-        Arc::new(Caller { peer: peer.clone(), capabilities: call.client_capabilities().clone(), task });
+    let caller = Arc::new(Caller {
+        peer: peer.clone(),
+        capabilities: call.client_capabilities().clone(),
+        task,
+        legacy_tasks,
+    });
     let lane = upstream.lane(call.session()).map_err(Rejection::Protocol)?;
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
@@ -383,6 +393,7 @@ pub(crate) fn tool(
     upstream: Arc<Upstream>,
     original: String,
     read_only: bool,
+    legacy_tasks: bool,
 ) -> impl Fn(Call) -> Handling<CallToolResult> + Send + Sync + 'static {
     move |mut call: Call| {
         let upstream = upstream.clone();
@@ -391,7 +402,7 @@ pub(crate) fn tool(
             let arguments = call.arguments();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
-            let mut result = pass::<CallTool>(&upstream, &call, params, read_only).await?;
+            let mut result = pass::<CallTool>(&upstream, &call, params, read_only, legacy_tasks).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -419,7 +430,7 @@ pub(crate) fn prompt(
             if !arguments.is_empty() {
                 params.arguments = Some(arguments);
             }
-            let mut result = pass::<GetPrompt>(&upstream, &call, params, false).await?;
+            let mut result = pass::<GetPrompt>(&upstream, &call, params, false, false).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -444,7 +455,7 @@ pub(crate) fn read(
                 None => uri.clone(),
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
-            let result = pass::<ReadResource>(&upstream, &call, params, true).await?;
+            let result = pass::<ReadResource>(&upstream, &call, params, true, false).await?;
             // The upstream's caching hint is the one that knows its resource.
             if let (Some(ttl), Some(scope)) = (result.ttl_ms, result.cache_scope.clone()) {
                 call.set_cache_hint(ttl, scope);

@@ -59,11 +59,12 @@ async fn slow() -> String {
 fn upstream_server(shared: Arc<Shared>) -> Server {
     let task = |name: &str| Tool::without_arguments(name).with_task_support(TaskSupport::Optional);
     Server::builder("tasks-upstream", "1")
-        .tools(Tools::new().add_tool(task("long"), long).add_tool(task("asking"), asking).add(
-            "slow",
-            "Takes 1.5 s",
-            slow,
-        ))
+        .tools(
+            Tools::new()
+                .add_tool(task("long"), long)
+                .add_tool(task("asking"), asking)
+                .add_tool(task("slow"), slow),
+        )
         .state(shared)
         .build()
         .unwrap()
@@ -122,6 +123,7 @@ async fn an_upstream_task_is_followed_through_the_gateway_and_cancelled_up() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_legacy_upstreams_long_call_becomes_a_task_of_the_gateway() {
+    // `slow` is listed with task support: its call, past a second, becomes the gateway's task.
     let shared = Arc::new(Shared::default());
     let up = serve(upstream_server(shared)).await;
     let front = front(vec![legacy_upstream("up", &up.url())]).await;

@@ -87,7 +87,10 @@ fn server_with(config: ServerConfig, gate: Gate, dropped: Dropped) -> Server {
         .add_tool(task("napping", TaskSupport::Optional), napping)
         .add_tool(task("asking", TaskSupport::Optional), asking)
         .add_tool(task("panicking", TaskSupport::Optional), panicking)
-        .add_proxy(task("refusing", TaskSupport::Optional), |_call| async {
+        // A proxy becomes a task only when its handler says so (it knows when the server it
+        // passes the call to made one).
+        .add_proxy(task("refusing", TaskSupport::Optional), |call| async move {
+            call.extract::<TaskHandle>()?.detach().await;
             tokio::time::sleep(Duration::from_millis(10)).await;
             Err(Rejection::Protocol(mcp_types::ErrorObject::new(-32001, "upstream said no")))
         })
