@@ -3,8 +3,11 @@
 //! streams, resumption and the `MCP-Protocol-Version`/`Mcp-Method`/`Mcp-Name` headers are the
 //! transport's), recording both ways. Headers are never recorded.
 //!
-//! Not forwarded: `Mcp-Param-*` headers, which need the tool's input schema (a tool that
-//! declares header parameters gets its server's header-mismatch error).
+//! A call's `Mcp-Param-*` headers come from the tool's input schema (`x-mcp-header`), as the
+//! server listed it in a `tools/list` answer that went through: a tool called before the host
+//! listed it is called without them (and a server that wants them answers with its
+//! header-mismatch error). The tokens `mcpkit login` stored for the URL are used, as by every
+//! `--url` command; a refresh is never asked of a person (the terminal is the host's).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,8 +37,11 @@ fn version_of(message: &Value, agreed: Option<ProtocolVersion>) -> Option<Protoc
     }
 }
 
+/// The `x-mcp-header` parameters of each tool, by name, from the `tools/list` answers seen.
+type ToolHeaders = std::collections::HashMap<String, Vec<mcp_client::headers::ParamHeader>>;
+
 /// How the transport sends `message`; `None` when it is not a JSON-RPC message at all.
-fn kind_of(message: &Value) -> Option<OutgoingKind> {
+fn kind_of(message: &Value, tools: &ToolHeaders) -> Option<OutgoingKind> {
     let method = message.get("method").and_then(Value::as_str);
     let id = message.get("id").and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
     match (method, id) {
@@ -43,12 +49,18 @@ fn kind_of(message: &Value) -> Option<OutgoingKind> {
             let name = match method {
                 "tools/call" | "prompts/get" => message.pointer("/params/name"),
                 "resources/read" => message.pointer("/params/uri"),
+                "tasks/get" | "tasks/update" | "tasks/cancel" => message.pointer("/params/taskId"),
                 _ => None,
             };
-            let headers = RequestHeaders {
-                name: name.and_then(Value::as_str).map(str::to_owned),
-                ..Default::default()
+            let name = name.and_then(Value::as_str);
+            let params = match (method, name.and_then(|n| tools.get(n))) {
+                ("tools/call", Some(headers)) => {
+                    let arguments = message.pointer("/params/arguments").and_then(Value::as_object);
+                    mcp_client::headers::header_values(headers, arguments)
+                }
+                _ => Vec::new(),
             };
+            let headers = RequestHeaders { name: name.map(str::to_owned), params, ..Default::default() };
             Some(OutgoingKind::Request { id, method: method.to_owned(), headers })
         }
         (Some(method), None) => Some(OutgoingKind::Notification { method: method.to_owned() }),
@@ -57,9 +69,38 @@ fn kind_of(message: &Value) -> Option<OutgoingKind> {
     }
 }
 
+/// Learns the tools' header parameters from an answer to one of the `tools/list` requests
+/// `listing` names (the ids the host sent them under).
+fn learn(
+    answer: &Value,
+    listing: &std::sync::Mutex<std::collections::HashSet<String>>,
+    tools: &std::sync::Mutex<ToolHeaders>,
+) {
+    let Some(id) = answer.get("id").filter(|_| answer.get("method").is_none()) else { return };
+    if !listing.lock().unwrap_or_else(|p| p.into_inner()).remove(&id.to_string()) {
+        return;
+    }
+    let Some(listed) = answer.pointer("/result/tools").and_then(Value::as_array) else { return };
+    let mut tools = tools.lock().unwrap_or_else(|p| p.into_inner());
+    for tool in listed {
+        let (Some(name), Some(schema)) =
+            (tool.get("name").and_then(Value::as_str), tool.get("inputSchema").and_then(Value::as_object))
+        else {
+            continue;
+        };
+        if let Ok(headers) = mcp_client::headers::param_headers(schema) {
+            tools.insert(name.to_owned(), headers);
+        }
+    }
+}
+
 pub(super) async fn record(file: &Path, url: &str, headers: &[(String, String)]) -> anyhow::Result<ExitCode> {
     let headers: BTreeMap<String, String> = headers.iter().cloned().collect();
-    let config = crate::target::http_config(url, &headers, None)?;
+    let mut config = crate::target::http_config(url, &headers, None)?;
+    // Stored tokens (`mcpkit login`), unless --header gives an Authorization.
+    let _authorization = crate::login::attach(&mut config, &crate::login::OAuthArgs::default()).await?;
+    let listing = Arc::new(std::sync::Mutex::new(std::collections::HashSet::<String>::new()));
+    let tools = Arc::new(std::sync::Mutex::new(ToolHeaders::new()));
     let (tx, mut rx) = mcp_client::transport::inbound_channel();
     let transport: Arc<StreamableHttpTransport> =
         StreamableHttpTransport::new(config, tx).map_err(|e| anyhow::anyhow!("{url}: {e}"))?;
@@ -73,6 +114,7 @@ pub(super) async fn record(file: &Path, url: &str, headers: &[(String, String)])
     // The server's messages to the host, as they come.
     let out = {
         let (recording, agreed) = (recording.clone(), agreed.clone());
+        let (listing, tools) = (listing.clone(), tools.clone());
         tokio::spawn(async move {
             let mut stdout = tokio::io::stdout();
             while let Some(event) = rx.recv().await {
@@ -90,6 +132,7 @@ pub(super) async fn record(file: &Path, url: &str, headers: &[(String, String)])
                 let text = String::from_utf8_lossy(&bytes);
                 recording.message(Way::ToClient, &text).await;
                 if let Ok(answer) = serde_json::from_str::<Value>(&text) {
+                    learn(&answer, &listing, &tools);
                     let version = answer.pointer("/result/protocolVersion").and_then(Value::as_str);
                     if let Some(version) = version.and_then(ProtocolVersion::parse) {
                         let mut agreed = agreed.lock().unwrap_or_else(|p| p.into_inner());
@@ -112,7 +155,13 @@ pub(super) async fn record(file: &Path, url: &str, headers: &[(String, String)])
         let text = frame.as_str();
         recording.message(Way::ToServer, text).await;
         let Ok(message) = serde_json::from_str::<Value>(text) else { continue };
-        let Some(kind) = kind_of(&message) else { continue };
+        if message.get("method").and_then(Value::as_str) == Some("tools/list") {
+            if let Some(id) = message.get("id") {
+                listing.lock().unwrap_or_else(|p| p.into_inner()).insert(id.to_string());
+            }
+        }
+        let kind = kind_of(&message, &tools.lock().unwrap_or_else(|p| p.into_inner()));
+        let Some(kind) = kind else { continue };
         let agreed = *agreed.lock().unwrap_or_else(|p| p.into_inner());
         let version = version_of(&message, agreed);
         let outgoing =
@@ -148,7 +197,8 @@ mod tests {
     fn messages_are_sent_as_what_they_are() {
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "echo",
             "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
-        match kind_of(&call) {
+        let none = ToolHeaders::new();
+        match kind_of(&call, &none) {
             Some(OutgoingKind::Request { id, method, headers }) => {
                 assert_eq!(
                     (id, method.as_str(), headers.name.as_deref()),
@@ -159,7 +209,7 @@ mod tests {
         }
         assert_eq!(version_of(&call, Some(ProtocolVersion::V2025_06_18)), Some(ProtocolVersion::V2026_07_28));
         let legacy = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        assert!(matches!(kind_of(&legacy), Some(OutgoingKind::Notification { .. })));
+        assert!(matches!(kind_of(&legacy, &none), Some(OutgoingKind::Notification { .. })));
         assert_eq!(
             version_of(&legacy, Some(ProtocolVersion::V2025_06_18)),
             Some(ProtocolVersion::V2025_06_18)
@@ -167,9 +217,34 @@ mod tests {
         let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}});
         assert_eq!(version_of(&initialize, Some(ProtocolVersion::V2025_06_18)), None);
         assert!(matches!(
-            kind_of(&json!({"jsonrpc": "2.0", "id": 3, "result": {}})),
+            kind_of(&json!({"jsonrpc": "2.0", "id": 3, "result": {}}), &none),
             Some(OutgoingKind::Response)
         ));
-        assert!(kind_of(&json!({"jsonrpc": "2.0"})).is_none());
+        assert!(kind_of(&json!({"jsonrpc": "2.0"}), &none).is_none());
+    }
+
+    #[test]
+    fn a_listed_tools_header_parameters_go_with_its_calls_and_a_task_names_itself() {
+        let listing = std::sync::Mutex::new(std::collections::HashSet::from(["4".to_owned()]));
+        let tools = std::sync::Mutex::new(ToolHeaders::new());
+        let answer = json!({"jsonrpc": "2.0", "id": 4, "result": {"tools": [{"name": "weather", "inputSchema": {
+            "type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}}]}});
+        learn(&answer, &listing, &tools);
+        assert!(listing.lock().unwrap().is_empty(), "an answer is learnt once");
+        let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "weather", "arguments": {"region": "eu-west"}}});
+        let Some(OutgoingKind::Request { headers, .. }) = kind_of(&call, &tools.lock().unwrap()) else {
+            panic!()
+        };
+        assert_eq!(headers.params, [("Region".to_owned(), "eu-west".to_owned())]);
+        let get = json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/get", "params": {"taskId": "t1"}});
+        let Some(OutgoingKind::Request { headers, .. }) = kind_of(&get, &tools.lock().unwrap()) else {
+            panic!()
+        };
+        assert_eq!(headers.name.as_deref(), Some("t1"));
+        // An answer to another request teaches nothing.
+        let other = json!({"jsonrpc": "2.0", "id": 9, "result": {"tools": [{"name": "x", "inputSchema": {"type": "object"}}]}});
+        learn(&other, &listing, &tools);
+        assert!(!tools.lock().unwrap().contains_key("x"));
     }
 }
