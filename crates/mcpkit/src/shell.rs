@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail};
 use mcp_client::{Client, SubscriptionEvent};
 use mcp_types::{
     CallToolRequestParams, GetPrompt, GetPromptRequestParams, ReadResource, ReadResourceRequestParams,
-    SubscriptionFilter,
+    ServerNotification, SubscriptionFilter,
 };
 use rustyline::error::ReadlineError;
 use rustyline::{ExternalPrinter, history::DefaultHistory};
@@ -130,7 +130,7 @@ fn session(runtime: &tokio::runtime::Runtime, client: &Client) -> ExitCode {
                             continue;
                         }
                         match editor.create_external_printer() {
-                            Ok(printer) => match start_listening(runtime, client, rest, printer) {
+                            Ok(printer) => match start_listening(runtime, client, &names, rest, printer) {
                                 Ok(task) => listener = Some(task),
                                 Err(e) => eprintln!("error: {}", crate::client::one_line(&e)),
                             },
@@ -359,9 +359,12 @@ fn terminal_text(text: &str) -> String {
 
 /// Starts printing the notifications `rest` asks for (every list when it names none) above
 /// the prompt, until `listen off`, another `listen`, or the end.
+/// Listens for what `rest` names, printing each notification above the prompt; a list change
+/// also lists that kind again, so that Tab completes the names the server offers now.
 fn start_listening<P: ExternalPrinter + Send + 'static>(
     runtime: &tokio::runtime::Runtime,
     client: &Client,
+    names: &Arc<Mutex<Names>>,
     rest: &str,
     mut printer: P,
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
@@ -382,8 +385,22 @@ fn start_listening<P: ExternalPrinter + Send + 'static>(
     }
     filter.resource_subscriptions = (!uris.is_empty()).then_some(uris);
     let mut subscription = runtime.block_on(client.listen(filter.clone()))?;
+    let (client, names) = (client.clone(), names.clone());
     Ok(runtime.spawn(async move {
         while let Some(event) = subscription.next().await {
+            let changed_list = matches!(
+                &event,
+                SubscriptionEvent::Notification(
+                    ServerNotification::ToolListChanged(_)
+                        | ServerNotification::PromptListChanged(_)
+                        | ServerNotification::ResourceListChanged(_)
+                )
+            );
+            if changed_list {
+                if let Err(e) = refresh(&client, &names).await {
+                    tracing::debug!("listing again for completion failed: {e}");
+                }
+            }
             let line = match event {
                 SubscriptionEvent::Acknowledged(granted) => {
                     crate::listen::listening(&granted, &filter, "`listen off` stops")

@@ -48,3 +48,24 @@ fn listen_shows_notifications_as_they_arrive() {
     assert!(out.contains("tools changed"), "{out}");
     let _ = std::fs::remove_dir_all(&state);
 }
+
+/// While listening, a list change lists that kind again: Tab completes a tool the server added.
+#[cfg(unix)]
+#[test]
+fn completion_follows_a_changed_tool_list_while_listening() {
+    let state = state_dir("growing");
+    let growing = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/growing_server.sh");
+    let mut command = support::command(&["shell", "--", "bash", growing.to_str().unwrap()]);
+    command.env("XDG_STATE_HOME", &state);
+    let out = support::on_a_terminal_typing(
+        command,
+        &[
+            ("mcp> ", "listen tools\r"),
+            ("tools changed", "describe be\t"),
+            ("describe beta", "\r"),
+            ("\"type\": \"object\"", "quit\r"),
+        ],
+    );
+    assert!(out.contains("describe beta"), "the new tool completes: {out}");
+    let _ = std::fs::remove_dir_all(&state);
+}
