@@ -220,17 +220,16 @@ impl Server {
         };
         let outcome = match task_cancel {
             Some(token) => {
-                match super::tasks::until_detached(
-                    running,
-                    &asks,
-                    self.inner.tasks.config.grace,
-                    entry.detach_on_wait,
-                )
-                .await
+                // Boxed, as the task's own path below: rarer than a plain call, and each would
+                // otherwise make every call's future (allocated and moved per request) as large
+                // as itself.
+                let grace = self.inner.tasks.config.grace;
+                match Box::pin(super::tasks::until_detached(running, &asks, grace, entry.detach_on_wait))
+                    .await
                 {
                     super::tasks::Step::Ran(outcome) => outcome,
                     super::tasks::Step::Detached(running) => {
-                        return self.detach(ctx, entry, params.name, running, asks, token).await;
+                        return Box::pin(self.detach(ctx, entry, params.name, running, asks, token)).await;
                     }
                 }
             }
