@@ -49,6 +49,8 @@ pub(crate) struct Routes {
     pub(crate) resources: HashMap<String, (Arc<Upstream>, String)>,
     /// The downstream URI of an upstream's resource served namespaced, by (upstream, its URI).
     pub(crate) namespaced: HashMap<(String, String), String>,
+    /// Every upstream, by name (where a relayed task's requests go).
+    pub(crate) upstreams: HashMap<String, Arc<Upstream>>,
 }
 
 /// The lists as clients see them, with each entry's owner.
@@ -93,7 +95,10 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
     conflicts.extend(prompt_names.conflicts);
     let mut left_out = Vec::new();
     let mut seen = Seen::default();
-    let mut routes = Routes::default();
+    let mut routes = Routes {
+        upstreams: upstreams.iter().map(|up| (up.name().to_owned(), up.clone())).collect(),
+        ..Routes::default()
+    };
 
     let mut prompts = Prompts::new();
     for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {

@@ -52,6 +52,8 @@ struct Caller {
     /// A call of a legacy upstream that lasts becomes a task of the gateway's: the upstream
     /// lists the tool with task support (`execution.taskSupport`), saying it may run long.
     legacy_tasks: bool,
+    /// The upstream it is forwarded to (the route of a task it makes).
+    upstream: Arc<Upstream>,
 }
 
 /// A request the gateway forwards: how its params carry a modern caller's answers and the
@@ -157,10 +159,15 @@ async fn send<M: Forwarded>(
         return Ok(match client.request_mrtr::<M>(&params, &options).await? {
             MrtrResult::Complete(result) => Answer::Done(result),
             MrtrResult::InputRequired(required) => Answer::Ask(Box::new(required)),
-            // The upstream made the call a task: the caller gets the gateway's own, which
-            // follows the upstream's to its end (its questions put to the caller as the
-            // gateway task's, a cancellation passed up when the gateway task is dropped).
+            // The upstream made the call a task: the caller is given it under an id that
+            // names the upstream and its task, bound to the caller (`crate::tasks::Relay`
+            // answers for it, on any replica). Only a call that cannot be a task for the
+            // caller gets a task of the gateway's own, following the upstream's to its end.
             MrtrResult::Task(created) => {
+                let created = match caller.task.relay(created, caller.upstream.name()).await {
+                    Ok(never) => match never {},
+                    Err(created) => created,
+                };
                 caller.task.detach().await;
                 Answer::Done(M::follow(client, created, options).await?)
             }
@@ -263,26 +270,15 @@ async fn forward<T: Send + 'static>(
         capabilities: call.client_capabilities().clone(),
         task,
         legacy_tasks,
+        upstream: upstream.clone(),
     });
     let lane = upstream.lane(call.session()).map_err(Rejection::Protocol)?;
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
-    let mut options = RequestOptions::new().tag(downstream.clone());
-    // An upstream that is to see who calls: the caller's token (audience checked) or one
-    // exchanged for it, on this request only.
-    if let Some(credentials) = &upstream.caller_credentials {
-        let credential = Box::pin(credentials.for_caller(upstream.name(), call.principal()))
-            .await
-            .map_err(Rejection::Protocol)?;
-        options = options.authorization(credential);
-    }
-    // Traced: the upstream's span is a child of this request's (W3C Trace Context in `_meta`).
-    if let Some(parent) = call.traceparent() {
-        options = options.meta(mcp_types::trace::TRACEPARENT, parent.to_string().into());
-        if let Some(state) = call.meta().extra.get(mcp_types::trace::TRACESTATE) {
-            options = options.meta(mcp_types::trace::TRACESTATE, state.clone());
-        }
+    let mut options = traced(call, RequestOptions::new().tag(downstream.clone()));
+    if upstream.caller_credentials.is_some() {
+        options = Box::pin(credentialed(upstream, call, options)).await?;
     }
     let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
     if progress.is_requested() {
@@ -345,6 +341,32 @@ async fn forward<T: Send + 'static>(
             }
         }
     }
+}
+
+/// The trace context of the downstream request `call` on a request sent upstream for it: the
+/// upstream's span a child of this request's (W3C Trace Context in `_meta`).
+pub(crate) fn traced(call: &Call, mut options: RequestOptions) -> RequestOptions {
+    if let Some(parent) = call.traceparent() {
+        options = options.meta(mcp_types::trace::TRACEPARENT, parent.to_string().into());
+        if let Some(state) = call.meta().extra.get(mcp_types::trace::TRACESTATE) {
+            options = options.meta(mcp_types::trace::TRACESTATE, state.clone());
+        }
+    }
+    options
+}
+
+/// The caller's credentials on a request sent upstream for `call`, when the upstream is to
+/// see who calls: the caller's token (audience checked) or one exchanged for it, on this
+/// request only.
+pub(crate) async fn credentialed(
+    upstream: &Upstream,
+    call: &Call,
+    options: RequestOptions,
+) -> Result<RequestOptions, Rejection> {
+    let Some(credentials) = &upstream.caller_credentials else { return Ok(options) };
+    let credential =
+        credentials.for_caller(upstream.name(), call.principal()).await.map_err(Rejection::Protocol)?;
+    Ok(options.authorization(credential))
 }
 
 async fn next_log(logs: &mut Option<broadcast::Receiver<ServerNotification>>) -> Option<ServerNotification> {

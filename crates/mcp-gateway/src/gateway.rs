@@ -90,6 +90,7 @@ pub struct GatewayOptions {
     upstream_auth: Option<UpstreamAuth>,
     upstream_timing: Option<UpstreamTiming>,
     policy: Option<Arc<dyn mcp_server::policy::Policy>>,
+    state_key: Option<mcp_server::StateKey>,
 }
 
 impl std::fmt::Debug for GatewayOptions {
@@ -114,6 +115,14 @@ impl GatewayOptions {
         timing: impl Fn(&str, std::time::Duration, bool) + Send + Sync + 'static,
     ) -> Self {
         self.upstream_timing = Some(Arc::new(timing));
+        self
+    }
+
+    /// The key the gateway's server protects what it hands its callers with — MRTR request
+    /// states, the ids of the upstreams' tasks it passes on — so that replicas given the same
+    /// key accept each other's (default: a random key per process).
+    pub fn request_state_key(mut self, key: mcp_server::StateKey) -> Self {
+        self.state_key = Some(key);
         self
     }
 
@@ -211,9 +220,14 @@ impl Gateway {
         let server = match &options.policy {
             Some(policy) => server.policy(policy.clone()),
             None => server,
+        };
+        let server = match &options.state_key {
+            Some(key) => server.request_state_key(key.clone()),
+            None => server,
         }
         .build()
         .map_err(|e| GatewayError::Server(e.to_string()))?;
+        server.set_task_relay(Some(Arc::new(crate::tasks::Relay { routes: routes.clone() })));
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
         let events =
             Events { changed: Arc::new(Notify::new()), updates, timing: options.upstream_timing.clone() };

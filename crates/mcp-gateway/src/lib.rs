@@ -32,6 +32,7 @@ mod gateway;
 mod naming;
 mod skills;
 mod status;
+mod tasks;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayError, GatewayOptions, UNAVAILABLE_META, UpstreamAuth, UpstreamTiming};

@@ -1,7 +1,7 @@
-//! Tasks (the tasks extension) through the gateway: an upstream's task becomes a task of the
-//! gateway's that follows it — polled by the caller, its questions put to the caller as the
-//! gateway task's, a cancellation passed up — and a legacy upstream's long call becomes one of
-//! the gateway's own.
+//! Tasks (the tasks extension) through the gateway: an upstream's task is passed to the caller
+//! under an id that names the upstream and its task, bound to the caller — polled, answered
+//! and cancelled through any gateway holding the same key, followed on `subscriptions/listen`
+//! — and a legacy upstream's long call becomes a task of the gateway's own.
 
 mod support;
 
@@ -96,10 +96,11 @@ async fn an_upstream_task_is_followed_through_the_gateway_and_cancelled_up() {
     let greeted = bounded("asking", downstream.call_tool("asking", json!({}))).await.unwrap();
     assert_eq!(text_of(&greeted), "Hello, Ada!");
 
-    // A task held by the caller: the gateway's handle, its own id.
+    // A task held by the caller: the upstream's, under an id of the gateway's.
     let (params, options) = (CallToolRequestParams::new("long"), RequestOptions::default());
     let outcome = bounded("calling long", downstream.call_tool_or_task(&params, &options)).await.unwrap();
     let ToolOutcome::Task(created) = outcome else { panic!("long becomes a task") };
+    assert!(created.task_id.starts_with("r1."), "a relayed id: {}", created.task_id);
     poll("the upstream's work started", DEADLINE, || async {
         if shared.started.load(Ordering::SeqCst) == 1 { Ok(()) } else { Err("not yet".to_owned()) }
     })
@@ -135,4 +136,85 @@ async fn a_legacy_upstreams_long_call_becomes_a_task_of_the_gateway() {
     assert_eq!(text_of(&result), "slow work done");
     downstream.close().await;
     front.close().await;
+}
+
+fn key(byte: u8) -> mcp_gateway::GatewayOptions {
+    mcp_gateway::GatewayOptions::new().request_state_key(mcp_server::StateKey::from_bytes([byte; 32]))
+}
+
+/// The next `notifications/tasks` of a subscription: the task's id and status.
+async fn next_task_change(subscription: &mut mcp_client::Subscription) -> (String, String) {
+    loop {
+        match bounded("a task notification", subscription.next()).await {
+            Some(mcp_client::SubscriptionEvent::Notification(mcp_types::ServerNotification::Other {
+                method,
+                params,
+            })) if method == "notifications/tasks" => {
+                let params: serde_json::Value = serde_json::from_str(&params.unwrap_or_default()).unwrap();
+                return (
+                    params["taskId"].as_str().unwrap().to_owned(),
+                    params["status"].as_str().unwrap().to_owned(),
+                );
+            }
+            Some(mcp_client::SubscriptionEvent::Ended(end)) => panic!("the subscription ended: {end:?}"),
+            None => panic!("the subscription ended"),
+            Some(_) => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_task_made_through_one_gateway_is_served_by_another_with_the_same_key() {
+    let shared = Arc::new(Shared::default());
+    let up = serve(upstream_server(shared.clone())).await;
+    let one = front_with(vec![upstream("up", &up.url())], key(1)).await;
+    let two = front_with(vec![upstream("up", &up.url())], key(1)).await;
+    let stranger = front_with(vec![upstream("up", &up.url())], key(2)).await;
+    let first = tasks_client(&one.url()).await;
+    let second = tasks_client(&two.url()).await;
+    let third = tasks_client(&stranger.url()).await;
+
+    let (params, options) = (CallToolRequestParams::new("long"), RequestOptions::default());
+    let outcome = bounded("calling long", first.call_tool_or_task(&params, &options)).await.unwrap();
+    let ToolOutcome::Task(created) = outcome else { panic!("long becomes a task") };
+    poll("the upstream's work started", DEADLINE, || async {
+        if shared.started.load(Ordering::SeqCst) == 1 { Ok(()) } else { Err("not yet".to_owned()) }
+    })
+    .await;
+
+    // The other replica knows the task without having seen it made.
+    let got =
+        bounded("tasks/get through the other gateway", second.get_task(&created.task_id)).await.unwrap();
+    assert_eq!(got.task_id, created.task_id, "the caller's id, not the upstream's");
+    assert_eq!(got.status, TaskStatus::Working);
+    // A gateway with another key does not: the id is as unknown as a made-up one.
+    let refused =
+        bounded("tasks/get through a stranger", third.get_task(&created.task_id)).await.unwrap_err();
+    assert!(refused.to_string().contains("Task not found"), "{refused}");
+    let made_up =
+        bounded("a made-up id", second.get_task("r1.dXA.eA.AAAAAAAAAAAAAAAAAAAAAA")).await.unwrap_err();
+    assert!(made_up.to_string().contains("Task not found"), "{made_up}");
+
+    // Followed on a subscription through the second gateway, cancelled through the first.
+    let filter =
+        mcp_types::SubscriptionFilter { task_ids: Some(vec![created.task_id.clone()]), ..Default::default() };
+    let mut subscription = bounded("listening", second.listen(filter)).await.unwrap();
+    let (id, status) = next_task_change(&mut subscription).await;
+    assert_eq!((id.as_str(), status.as_str()), (created.task_id.as_str(), "working"));
+    bounded("cancelling", first.cancel_task(&created.task_id)).await.unwrap();
+    poll("the upstream's work was cancelled", DEADLINE, || async {
+        if shared.dropped.load(Ordering::SeqCst) { Ok(()) } else { Err("still running".to_owned()) }
+    })
+    .await;
+    let (id, status) = next_task_change(&mut subscription).await;
+    assert_eq!((id.as_str(), status.as_str()), (created.task_id.as_str(), "cancelled"));
+    let got = bounded("tasks/get after the cancel", second.get_task(&created.task_id)).await.unwrap();
+    assert_eq!(got.status, TaskStatus::Cancelled);
+    drop(subscription);
+    for client in [first, second, third] {
+        client.close().await;
+    }
+    for gateway in [one, two, stranger] {
+        gateway.close().await;
+    }
 }

@@ -24,7 +24,7 @@ pub(crate) const MAX_SEALED_ID: usize = 4096;
 /// The key that seals legacy session ids ([`HttpConfig::session_key`](crate::HttpConfig)):
 /// 32 bytes, the same for every replica that must serve another's sessions.
 #[derive(Clone)]
-pub struct SessionKey(std::sync::Arc<LessSafeKey>);
+pub struct SessionKey(std::sync::Arc<LessSafeKey>, [u8; 32]);
 
 impl std::fmt::Debug for SessionKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -36,7 +36,22 @@ impl SessionKey {
     /// A key from its 32 bytes.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         let key = UnboundKey::new(&aead::CHACHA20_POLY1305, &bytes).expect("a 32-byte ChaCha20-Poly1305 key");
-        SessionKey(std::sync::Arc::new(LessSafeKey::new(key)))
+        // A second key for what the server behind the endpoint protects (its MRTR request
+        // states, the tasks a gateway passes on): derived, never the sealing key itself.
+        let derived = ring::hmac::sign(
+            &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &bytes),
+            b"mcpkit request-state key v1",
+        );
+        let mut state = [0u8; 32];
+        state.copy_from_slice(derived.as_ref());
+        SessionKey(std::sync::Arc::new(LessSafeKey::new(key)), state)
+    }
+
+    /// A key derived from this one for the server behind the endpoint
+    /// (`ServerBuilder::request_state_key`): replicas sharing the session key then accept
+    /// each other's request states and relayed task ids too.
+    pub fn derived_state_key(&self) -> [u8; 32] {
+        self.1
     }
 
     /// A key from text: 64 hexadecimal digits, or 43 characters of unpadded base64url (either

@@ -140,6 +140,9 @@ pub(crate) struct AskState {
     pub(crate) detachable: std::sync::atomic::AtomicBool,
     /// Set by `TaskHandle::detach`: the call becomes a task the next time it waits.
     pub(crate) detach: std::sync::atomic::AtomicBool,
+    /// Set by `TaskHandle::relay`: the call is answered with another server's task (and the
+    /// route to it), the handler dropped.
+    pub(crate) relayed: OnceLock<Box<(mcp_types::extensions::tasks::TaskResult, String)>>,
 }
 
 impl AskState {
@@ -164,6 +167,7 @@ impl AskState {
             task: OnceLock::new(),
             detachable: std::sync::atomic::AtomicBool::new(false),
             detach: std::sync::atomic::AtomicBool::new(false),
+            relayed: OnceLock::new(),
         }
     }
 

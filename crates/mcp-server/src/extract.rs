@@ -417,6 +417,27 @@ impl TaskHandle {
         self.asks.detach.store(true, std::sync::atomic::Ordering::Release);
         YieldOnce(false).await;
     }
+
+    /// Answers the call with a task another server runs (`created`, its `CreateTaskResult`):
+    /// a gateway passing an upstream's task on. The caller is given an id of this server's
+    /// making that names `route` and the task (see [`crate::task::TaskRelay`], which answers
+    /// for it from then on), and the handler is dropped — this never returns then. Returns
+    /// `created` back when the call cannot become a task or already is one (the handler then
+    /// follows the task itself).
+    pub async fn relay(
+        &self,
+        created: mcp_types::extensions::tasks::TaskResult,
+        route: &str,
+    ) -> Result<std::convert::Infallible, mcp_types::extensions::tasks::TaskResult> {
+        if !self.can_detach() || self.asks.task.get().is_some() || self.asks.relayed.get().is_some() {
+            return Err(created);
+        }
+        if let Err(refused) = self.asks.relayed.set(Box::new((created, route.to_owned()))) {
+            return Err(refused.0);
+        }
+        // The router sees the relayed task as soon as this is pending, and drops the handler.
+        std::future::pending().await
+    }
 }
 
 /// Pending once (waking itself), then ready: lets the router see a handler that asked to

@@ -175,7 +175,7 @@ thread_local! {
     pub(crate) static DIGESTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-fn mac(key: &StateKey) -> HmacSha256 {
+pub(crate) fn mac(key: &StateKey) -> HmacSha256 {
     // HMAC accepts keys of any length; a 32-byte key cannot be rejected.
     <HmacSha256 as KeyInit>::new_from_slice(&key.0).expect("HMAC takes any key length")
 }

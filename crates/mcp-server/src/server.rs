@@ -57,6 +57,8 @@ pub(crate) struct ServerInner {
     pub(crate) skills: Option<Arc<crate::skills::Skills>>,
     /// Skills another server serves, passed on (`Server::set_skill_source`).
     pub(crate) skill_source: arc_swap::ArcSwapOption<Arc<dyn crate::skills::SkillSource>>,
+    /// Answers for tasks other servers run, passed on (`Server::set_task_relay`).
+    pub(crate) task_relay: arc_swap::ArcSwapOption<Arc<dyn crate::task::TaskRelay>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -207,6 +209,15 @@ impl Server {
     /// its own do not answer. Their files must be in the resource table.
     pub fn set_skill_source(&self, source: Option<Arc<dyn crate::skills::SkillSource>>) {
         self.inner.skill_source.store(source.map(Arc::new));
+    }
+
+    /// Answers for the tasks `relay` passes on (a gateway's upstreams'), or no longer (`None`):
+    /// a handler hands such a task to its caller with `TaskHandle::relay`, and the caller's
+    /// `tasks/*` requests and task subscriptions for it go to `relay`. The ids given out are
+    /// bound to the caller under the server's request-state key
+    /// ([`ServerBuilder::request_state_key`]): servers sharing the key serve each other's.
+    pub fn set_task_relay(&self, relay: Option<Arc<dyn crate::task::TaskRelay>>) {
+        self.inner.task_relay.store(relay.map(Arc::new));
     }
 
     /// Replaces the tool table and announces the change.
@@ -450,6 +461,7 @@ impl ServerBuilder {
             tasks,
             skills,
             skill_source: arc_swap::ArcSwapOption::empty(),
+            task_relay: arc_swap::ArcSwapOption::empty(),
             approval_target: self.approval_target,
             policy: self.policy,
         };

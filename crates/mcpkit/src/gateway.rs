@@ -171,6 +171,11 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Some(policy) => options.policy(policy.clone()),
             None => options,
         };
+        // Replicas sharing the session key accept each other's MRTR states and task ids.
+        let options = match &session_key {
+            Some(key) => options.request_state_key(mcp_server::StateKey::from_bytes(key.derived_state_key())),
+            None => options,
+        };
         let gateway = match Gateway::start_with(config, options).await {
             Ok(gateway) => gateway,
             Err(e) => return fail(e),

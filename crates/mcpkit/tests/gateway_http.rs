@@ -3,7 +3,7 @@
 mod gateway_support;
 mod support;
 
-use gateway_support::{Dir, json, stdio_upstream, through_url};
+use gateway_support::{Dir, json, quoted, stdio_upstream, text, through_url};
 
 #[test]
 fn status_reports_every_upstream() {
@@ -121,6 +121,41 @@ fn two_replicas_with_one_key_serve_each_others_sessions() {
     let other = gateway_support::gateway_http(&other_config);
     let (code, _, body) = post(other.authority(), Some(&session), call);
     assert_eq!(code, 404, "another key: {body}");
+}
+
+/// An upstream's task passed on by one gateway is polled and waited for through another with
+/// the same `session_key_file` (the gateways keep no task: the id names the upstream and its
+/// task, bound to the caller); a gateway with another key does not know it.
+#[test]
+fn a_task_begun_through_one_replica_is_followed_through_the_other() {
+    let upstream = support::serve_http(&[]);
+    let dir = Dir::new("replica-tasks");
+    std::fs::write(dir.path().join("session.key"), "5a".repeat(32)).unwrap();
+    let http_upstream = format!("[servers.up]\nurl = {}\n", quoted(upstream.url()));
+    let config = dir.write_config(&format!("[gateway]\nsession_key_file = \"session.key\"\n\n{http_upstream}"));
+    let (one, two) = (gateway_support::gateway_http(&config), gateway_support::gateway_http(&config));
+
+    let (code, out, err) = through_url(one.url(), &["call", "report", "--arg", "seconds=1", "--detach"]);
+    assert_eq!(code, 0, "{err}");
+    let created = json(&out);
+    assert_eq!(created["resultType"], "task", "{out}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("r1."), "an id the gateway made: {id}");
+
+    let (code, out, err) = through_url(two.url(), &["task", "get", &id]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(json(&out)["taskId"], id.as_str(), "{out}");
+    let (code, out, err) = through_url(two.url(), &["task", "wait", &id]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text(&json(&out)).starts_with("Report after 1 s"), "{out}");
+
+    let other_dir = Dir::new("replica-tasks-other-key");
+    std::fs::write(other_dir.path().join("session.key"), "01".repeat(32)).unwrap();
+    let other_config =
+        other_dir.write_config(&format!("[gateway]\nsession_key_file = \"session.key\"\n\n{http_upstream}"));
+    let other = gateway_support::gateway_http(&other_config);
+    let (code, _, err) = through_url(other.url(), &["task", "get", &id]);
+    assert_eq!(code, 5, "another key: the task is unknown: {err}");
 }
 
 /// `approve_tools`: the gateway asks before `echo` runs; in a pipe `mcpkit call` cannot ask a

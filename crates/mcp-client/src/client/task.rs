@@ -107,14 +107,29 @@ impl Client {
 
     /// `tasks/update`: answers to some of the task's outstanding questions.
     pub async fn update_task(&self, task_id: &str, responses: InputResponses) -> Result<(), ClientError> {
-        let options = self.task_options(&RequestOptions::default());
+        self.update_task_with(task_id, responses, &RequestOptions::default()).await
+    }
+
+    /// [`Client::update_task`] with options.
+    pub async fn update_task_with(
+        &self,
+        task_id: &str,
+        responses: InputResponses,
+        options: &RequestOptions,
+    ) -> Result<(), ClientError> {
+        let options = self.task_options(options);
         self.request::<UpdateTask>(&UpdateTaskParams::new(task_id, responses), &options).await.map(drop)
     }
 
     /// `tasks/cancel`: asks the server to stop the task (it may finish anyway; `tasks/get`
     /// shows how it ended).
     pub async fn cancel_task(&self, task_id: &str) -> Result<(), ClientError> {
-        let options = self.task_options(&RequestOptions::default());
+        self.cancel_task_with(task_id, &RequestOptions::default()).await
+    }
+
+    /// [`Client::cancel_task`] with options.
+    pub async fn cancel_task_with(&self, task_id: &str, options: &RequestOptions) -> Result<(), ClientError> {
+        let options = self.task_options(options);
         self.request::<CancelTask>(&TaskIdParams::new(task_id), &options).await.map(drop)
     }
 

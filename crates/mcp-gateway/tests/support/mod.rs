@@ -176,8 +176,14 @@ impl Drop for Front {
 
 /// Starts a gateway over `upstreams` (bounded) and serves it over HTTP.
 pub async fn front(upstreams: Vec<UpstreamConfig>) -> Front {
+    front_with(upstreams, mcp_gateway::GatewayOptions::new()).await
+}
+
+/// [`front`] with `options`.
+pub async fn front_with(upstreams: Vec<UpstreamConfig>, options: mcp_gateway::GatewayOptions) -> Front {
     let config = GatewayConfig { settings: Settings::default(), upstreams };
-    let gateway = bounded("Gateway::start", Gateway::start(config)).await.expect("the gateway starts");
+    let gateway =
+        bounded("Gateway::start", Gateway::start_with(config, options)).await.expect("the gateway starts");
     let served = serve(gateway.server()).await;
     Front { gateway, served }
 }

@@ -231,6 +231,7 @@ impl Server {
                     super::tasks::Step::Detached(running) => {
                         return Box::pin(self.detach(ctx, entry, params.name, running, asks, token)).await;
                     }
+                    super::tasks::Step::Relayed => return self.relayed(ctx, &asks),
                 }
             }
             None => run(running, asks.clone(), Some(self.inner.config.tool_timeout)).await,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use mcp_types::extensions::tasks::TaskChanged;
+use mcp_types::extensions::tasks::{TaskChanged, TaskResult};
 use mcp_types::methods::{
     PromptListChanged, ResourceListChanged, ResourceUpdated, SubscriptionsAcknowledged, ToolListChanged,
 };
@@ -20,6 +20,10 @@ use crate::connection::Connection;
 use crate::context::Change;
 use crate::server::Server;
 use crate::session::SessionHandle;
+use crate::task::relay;
+
+/// How many relayed tasks (another server's, `TaskRelay`) one stream watches at most.
+const MAX_RELAYED_WATCHES: usize = 64;
 
 fn encode<M: NotificationMethod>(params: &M::Params) -> Option<Vec<u8>>
 where
@@ -92,6 +96,32 @@ impl Server {
         // Only the caller's own tasks are followed; another's are as unknown as missing ones.
         let owner = crate::request_state::caller(ctx.principal.as_deref());
         let mut task_changes = filter.task_ids.is_some().then(|| self.inner.tasks.changes());
+        // Tasks another server runs are watched through the relay, each until it ends or
+        // this stream does (the watches are aborted with the set).
+        let (relayed_changes, mut relayed) = tokio::sync::mpsc::channel::<(String, TaskResult)>(16);
+        let mut watches = tokio::task::JoinSet::new();
+        if let (Some(ids), Some(relay)) = (&filter.task_ids, self.inner.task_relay.load_full()) {
+            for id in ids.iter().filter(|id| relay::is_relayed(id)).take(MAX_RELAYED_WATCHES) {
+                let Some(task) = relay::open(&self.inner.key, &owner, id) else { continue };
+                let asks =
+                    crate::call::AskState::new("subscriptions/listen", id.clone(), Default::default(), None);
+                let call = ctx.call(Arc::new(asks), None, None);
+                let (changes, mut received) = tokio::sync::mpsc::channel::<TaskResult>(4);
+                let watching = relay.watch(call, task, changes);
+                let (id, out) = (id.clone(), relayed_changes.clone());
+                watches.spawn(async move {
+                    let passing = async {
+                        while let Some(task) = received.recv().await {
+                            if out.send((id.clone(), task)).await.is_err() {
+                                return;
+                            }
+                        }
+                    };
+                    tokio::join!(watching, passing);
+                });
+            }
+        }
+        drop(relayed_changes);
         let _open = self.inner.observer.get().map(|observer| Open::subscription(observer.clone()));
         // Followed until this stream ends, however it ends.
         let _following =
@@ -122,6 +152,17 @@ impl Server {
                             if !sink.send(n).await {
                                 return Ok(None);
                             }
+                        }
+                    }
+                    continue;
+                }
+                Some((id, mut task)) = relayed.recv() => {
+                    task.task_id = id;
+                    let mut params = task.to_notification();
+                    params.meta = tagged(&ctx.id);
+                    if let Some(n) = encode::<TaskChanged>(&params) {
+                        if !sink.send(n).await {
+                            return Ok(None);
                         }
                     }
                     continue;

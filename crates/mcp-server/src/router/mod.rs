@@ -487,7 +487,7 @@ impl Server {
             Some("prompts") => inner.serves_prompts(),
             Some("resources") => inner.serves_resources(),
             Some("completion") => inner.serves_prompts() || inner.serves_resources(),
-            Some("tasks") => inner.serves_tasks(),
+            Some("tasks") => inner.serves_tasks() || inner.task_relay.load().is_some(),
             Some("skills") => inner.serves_skills(),
             _ => true,
         }

@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 use super::features::settle;
 use super::mrtr::Run;
 use super::{Ctx, Failure, Routed};
-use crate::call::AskState;
+use crate::call::{AskState, Call};
 use crate::server::Server;
+use crate::task::relay::{self, RelayedTask, TaskRelay};
 use crate::task::{Outcome, TaskRecord};
 use crate::tools::{ToolEntry, ToolRun};
 
@@ -30,6 +31,8 @@ pub(super) enum Step {
     Ran(Run<ToolRun>),
     /// It becomes a task: its work goes on.
     Detached(Running),
+    /// It is answered with another server's task (`TaskHandle::relay`): the handler is done.
+    Relayed,
 }
 
 /// Polls the handler until it finishes, asks the client (an MRTR round: the questions of a
@@ -58,6 +61,10 @@ impl Future for UntilDetached<'_> {
         match polled {
             Poll::Ready(done) => return Poll::Ready(Step::Ran(Run::Done(done))),
             Poll::Pending if this.asks.interrupted() => return Poll::Ready(Step::Ran(Run::Interrupted)),
+            Poll::Pending if this.asks.relayed.get().is_some() => {
+                this.running = None;
+                return Poll::Ready(Step::Relayed);
+            }
             Poll::Pending => {}
         }
         let asked = this.asks.detach.load(std::sync::atomic::Ordering::Acquire);
@@ -100,6 +107,22 @@ fn unknown(id: &str) -> Failure {
 
 fn store_failed(e: crate::task::TaskStoreError) -> Failure {
     Failure::after_dispatch(ErrorObject::internal(e.to_string()))
+}
+
+fn relay_failed(rejection: crate::extract::Rejection) -> Failure {
+    match rejection {
+        crate::extract::Rejection::Protocol(e) => Failure::after_dispatch(e),
+        other => Failure::after_dispatch(ErrorObject::internal(other.to_string())),
+    }
+}
+
+/// Which task a `tasks/*` request names: one of this server's, or one it relays.
+// Built once per `tasks/*` request and matched at once: boxing the record would only add an
+// allocation.
+#[allow(clippy::large_enum_variant)]
+enum Named {
+    Own(TaskRecord),
+    Relayed(Arc<dyn TaskRelay>, RelayedTask),
 }
 
 impl Server {
@@ -159,27 +182,68 @@ impl Server {
         ctx.finish_task(created)
     }
 
+    /// Answers a call its handler relayed (`TaskHandle::relay`) with the other server's task
+    /// under an id of this server's, bound to the caller.
+    pub(super) fn relayed(&self, ctx: &Ctx<'_>, asks: &AskState) -> Routed {
+        let Some(relayed) = asks.relayed.get() else {
+            return Err(Failure::after_dispatch(ErrorObject::internal("the relayed task was lost")));
+        };
+        let (created, route) = &**relayed;
+        let mut task = created.clone();
+        let owner = crate::request_state::caller(ctx.principal.as_deref());
+        let named = RelayedTask { route: route.clone(), id: std::mem::take(&mut task.task_id) };
+        task.task_id = relay::seal(&self.inner.key, &owner, &named);
+        task.result_type = Some(ResultType::Task);
+        ctx.finish_task(task)
+    }
+
     /// The caller's task, or the refusal to answer about it.
-    async fn owned_task(&self, ctx: &Ctx<'_>, id: &str) -> Result<TaskRecord, Failure> {
+    async fn named_task(&self, ctx: &Ctx<'_>, id: &str) -> Result<Named, Failure> {
         if !tasks::declared(&ctx.capabilities) {
             return Err(undeclared());
         }
         let owner = crate::request_state::caller(ctx.principal.as_deref());
-        self.inner.tasks.get(id, &owner).await.map_err(store_failed)?.ok_or_else(|| unknown(id))
+        if relay::is_relayed(id) {
+            let relay = self.inner.task_relay.load_full().ok_or_else(|| unknown(id))?;
+            let task = relay::open(&self.inner.key, &owner, id).ok_or_else(|| unknown(id))?;
+            return Ok(Named::Relayed((*relay).clone(), task));
+        }
+        let own = self.inner.tasks.get(id, &owner).await.map_err(store_failed)?;
+        own.map(Named::Own).ok_or_else(|| unknown(id))
+    }
+
+    /// The context a relay is asked in.
+    fn relay_call(ctx: &Ctx<'_>, method: &'static str, id: &str) -> Call {
+        ctx.call(Arc::new(AskState::new(method, id.to_owned(), Default::default(), None)), None, None)
     }
 
     /// `tasks/get`: the task with the payload of its status.
     pub(super) async fn get_task(&self, ctx: &Ctx<'_>, params: TaskIdParams) -> Routed {
-        let task = self.owned_task(ctx, &params.task_id).await?;
-        ctx.finish_task(task.to_wire(ResultType::Complete))
+        match self.named_task(ctx, &params.task_id).await? {
+            Named::Own(task) => ctx.finish_task(task.to_wire(ResultType::Complete)),
+            Named::Relayed(relay, task) => {
+                let call = Self::relay_call(ctx, "tasks/get", &params.task_id);
+                let mut got = relay.get(call, task).await.map_err(relay_failed)?;
+                got.task_id = params.task_id;
+                got.result_type = Some(ResultType::Complete);
+                ctx.finish_task(got)
+            }
+        }
     }
 
     /// `tasks/update`: delivers answers to the task's outstanding questions (others are
     /// ignored) and acknowledges.
     pub(super) async fn update_task(&self, ctx: &Ctx<'_>, params: UpdateTaskParams) -> Routed {
-        let task = self.owned_task(ctx, &params.task_id).await?;
-        if !task.status.is_terminal() {
-            self.inner.tasks.answer(&task.id, params.input_responses).await;
+        match self.named_task(ctx, &params.task_id).await? {
+            Named::Own(task) => {
+                if !task.status.is_terminal() {
+                    self.inner.tasks.answer(&task.id, params.input_responses).await;
+                }
+            }
+            Named::Relayed(relay, task) => {
+                let call = Self::relay_call(ctx, "tasks/update", &params.task_id);
+                relay.update(call, task, params.input_responses).await.map_err(relay_failed)?;
+            }
         }
         ctx.finish(EmptyResult::default())
     }
@@ -187,9 +251,16 @@ impl Server {
     /// `tasks/cancel`: asks the task's work to stop and acknowledges (a finished task is
     /// left as it is).
     pub(super) async fn cancel_task(&self, ctx: &Ctx<'_>, params: TaskIdParams) -> Routed {
-        let task = self.owned_task(ctx, &params.task_id).await?;
-        if !task.status.is_terminal() {
-            self.inner.tasks.cancel(&task.id);
+        match self.named_task(ctx, &params.task_id).await? {
+            Named::Own(task) => {
+                if !task.status.is_terminal() {
+                    self.inner.tasks.cancel(&task.id);
+                }
+            }
+            Named::Relayed(relay, task) => {
+                let call = Self::relay_call(ctx, "tasks/cancel", &params.task_id);
+                relay.cancel(call, task).await.map_err(relay_failed)?;
+            }
         }
         ctx.finish(EmptyResult::default())
     }
