@@ -132,7 +132,8 @@ fn a_task_begun_through_one_replica_is_followed_through_the_other() {
     let dir = Dir::new("replica-tasks");
     std::fs::write(dir.path().join("session.key"), "5a".repeat(32)).unwrap();
     let http_upstream = format!("[servers.up]\nurl = {}\n", quoted(upstream.url()));
-    let config = dir.write_config(&format!("[gateway]\nsession_key_file = \"session.key\"\n\n{http_upstream}"));
+    let config =
+        dir.write_config(&format!("[gateway]\nsession_key_file = \"session.key\"\n\n{http_upstream}"));
     let (one, two) = (gateway_support::gateway_http(&config), gateway_support::gateway_http(&config));
 
     let (code, out, err) = through_url(one.url(), &["call", "report", "--arg", "seconds=1", "--detach"]);
