@@ -46,8 +46,8 @@ async fn a_question_asked_through_one_gateway_is_answered_through_another_with_t
         modern_client(&two.url()).await,
         modern_client(&stranger.url()).await,
     );
-    let mut capabilities = mcp_types::ClientCapabilities::default();
-    capabilities.elicitation = Some(Default::default());
+    let capabilities =
+        mcp_types::ClientCapabilities { elicitation: Some(Default::default()), ..Default::default() };
     let options = RequestOptions::new().client_capabilities(capabilities);
 
     let params = CallToolRequestParams::new("asking");
