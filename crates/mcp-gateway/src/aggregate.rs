@@ -51,6 +51,9 @@ pub(crate) struct Routes {
     pub(crate) namespaced: HashMap<(String, String), String>,
     /// Every upstream, by name (where a relayed task's requests go).
     pub(crate) upstreams: HashMap<String, Arc<Upstream>>,
+    /// Each tool's and prompt's downstream name, by (upstream, its own name).
+    pub(crate) tool_names: HashMap<(String, String), String>,
+    pub(crate) prompt_names: HashMap<(String, String), String>,
 }
 
 /// The lists as clients see them, with each entry's owner.
@@ -62,10 +65,23 @@ pub(crate) struct Seen {
     pub(crate) templates: Vec<(usize, ResourceTemplate)>,
 }
 
+/// No renames (an upstream's own endpoint).
+static NO_RENAMES: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
+/// Whose names the tables use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    /// The gateway's: prefixes and renames as configured.
+    Gateway,
+    /// The upstream's own (one upstream's own endpoint): no prefix, no rename.
+    Own,
+}
+
 fn offers<'a>(
     upstreams: &'a [Arc<Upstream>],
     catalogs: &'a [Arc<Catalog>],
     settings: &'a Settings,
+    own: Names,
     names: impl Fn(&'a Catalog) -> Vec<&'a str>,
 ) -> Vec<Offer<'a>> {
     upstreams
@@ -74,22 +90,34 @@ fn offers<'a>(
         .map(|(up, catalog)| Offer {
             upstream: up.name(),
             prefix: up.config.prefix.as_deref().unwrap_or(up.name()),
-            policy: up.config.naming.unwrap_or(settings.naming),
-            rename: &up.config.rename,
+            policy: match own {
+                Names::Gateway => up.config.naming.unwrap_or(settings.naming),
+                Names::Own => crate::config::Naming::Never,
+            },
+            rename: match own {
+                Names::Gateway => &up.config.rename,
+                Names::Own => &NO_RENAMES,
+            },
             names: names(catalog),
         })
         .collect()
 }
 
-/// Aggregates the catalogs of `upstreams` (those not ready offer nothing).
-pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memories: &mut Memories) -> Tables {
+/// Aggregates the catalogs of `upstreams` (those not ready offer nothing), under the names
+/// `own` says.
+pub(crate) fn aggregate(
+    upstreams: &[Arc<Upstream>],
+    settings: &Settings,
+    memories: &mut Memories,
+    own: Names,
+) -> Tables {
     let catalogs: Vec<Arc<Catalog>> = upstreams.iter().map(|u| u.catalog()).collect();
     let sep = settings.separator.as_str();
     let tool_offers =
-        offers(upstreams, &catalogs, settings, |c| c.tools.iter().map(|t| t.name.as_str()).collect());
+        offers(upstreams, &catalogs, settings, own, |c| c.tools.iter().map(|t| t.name.as_str()).collect());
     let tool_names = naming::name("tool", &tool_offers, sep, &mut memories.tools);
     let prompt_offers =
-        offers(upstreams, &catalogs, settings, |c| c.prompts.iter().map(|p| p.name.as_str()).collect());
+        offers(upstreams, &catalogs, settings, own, |c| c.prompts.iter().map(|p| p.name.as_str()).collect());
     let prompt_names = naming::name("prompt", &prompt_offers, sep, &mut memories.prompts);
     let mut conflicts = tool_names.conflicts;
     conflicts.extend(prompt_names.conflicts);
@@ -110,6 +138,7 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             let errors = prompts.take_errors();
             if errors.is_empty() {
                 routes.prompts.insert(def.name.clone(), (up.clone(), prompt.name.clone()));
+                routes.prompt_names.insert((up.name().to_owned(), prompt.name.clone()), def.name.clone());
                 seen.prompts.push((u, def));
             }
             left_out.extend(
@@ -223,6 +252,7 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
     // resources above decided; one the owner does not list is routed all the same. A renamed
     // tool that has an app stays callable (unlisted) by its own name, which its app uses.
     let mut tools = Tools::new();
+    let mut aliases: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
     for (u, (up, catalog)) in upstreams.iter().zip(&catalogs).enumerate() {
         let prefix: Arc<str> = Arc::from(up.config.prefix.as_deref().unwrap_or(up.name()));
         for (tool, name) in catalog.tools.iter().zip(&tool_names.names[u]) {
@@ -274,14 +304,40 @@ pub(crate) fn aggregate(upstreams: &[Arc<Upstream>], settings: &Settings, memori
             let errors = tools.take_errors();
             if errors.is_empty() {
                 routes.tool_owners.insert(def.name.clone(), up.name().to_owned());
+                routes.tool_names.insert((up.name().to_owned(), tool.name.clone()), def.name.clone());
                 if app.is_some() && def.name != tool.name {
-                    tools.alias(&tool.name, &def.name);
+                    aliases
+                        .entry(tool.name.clone())
+                        .or_default()
+                        .push((up.name().to_owned(), def.name.clone()));
                 }
                 seen.tools.push((u, def));
             }
             left_out.extend(
                 errors.into_iter().map(|e| LeftOut { upstream: up.name().to_owned(), reason: e.to_string() }),
             );
+        }
+    }
+    // An app calls its tools by their own names: a name only one upstream's app tools had is
+    // an alias of that tool (unless a listed tool has it); one that two upstreams' app tools
+    // had is no alias at all — nothing says which app calls — and their apps reach those tools
+    // through their upstreams' own endpoints ([`crate::Gateway::upstream_server`]).
+    for (own, mut owners) in aliases {
+        if owners.len() == 1 {
+            let (_, name) = owners.remove(0);
+            tools.alias(&own, &name);
+            continue;
+        }
+        let upstreams: Vec<&str> = owners.iter().map(|(up, _)| up.as_str()).collect();
+        for (up, _) in &owners {
+            left_out.push(LeftOut {
+                upstream: up.clone(),
+                reason: format!(
+                    "the app tool name {own:?} is used by upstreams {}: an app calling it by that name \
+                     is refused on the gateway's endpoint and served on its upstream's own",
+                    upstreams.join(", ")
+                ),
+            });
         }
     }
     Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out }

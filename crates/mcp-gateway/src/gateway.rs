@@ -62,14 +62,100 @@ struct Inner {
     closed: CancellationToken,
     /// One aggregation or reload at a time.
     applying: tokio::sync::Mutex<()>,
+    /// Each upstream's own endpoint, by upstream name.
+    views: ArcSwap<crate::view::Views>,
+    /// How each endpoint's server is configured (set at start).
+    server_config: ServerConfig,
+    /// The tools `approve_tools` names (set at start).
+    approve: Arc<BTreeSet<String>>,
 }
 
 /// The resource URIs the gateway's clients follow (`Server::on_resource_interest`), and a
 /// signal when they change.
 #[derive(Default)]
-struct Followed {
+pub(crate) struct Followed {
     uris: Mutex<BTreeSet<String>>,
     changed: Notify,
+}
+
+impl Followed {
+    /// The interest hook of a server whose followed URIs are kept in `followed`; `also` is
+    /// told too (the gateway's own set, whose signal makes the gateway follow again).
+    fn hook(followed: Arc<Followed>, also: Arc<Followed>) -> impl Fn(&str, bool) + Send + Sync + 'static {
+        move |uri, on| {
+            let mut uris = followed.uris.lock().unwrap_or_else(|e| e.into_inner());
+            if on {
+                uris.insert(uri.to_owned());
+            } else {
+                uris.remove(uri);
+            }
+            drop(uris);
+            also.changed.notify_one();
+        }
+    }
+}
+
+/// Builds a server of the gateway's — its own endpoint, or an upstream's
+/// ([`crate::view`]) — whose tables the gateway swaps in; `routes` are where its completions
+/// and relayed tasks go, `followed` where its clients' resource interest is kept.
+fn build_server(
+    title: String,
+    routes: &Arc<ArcSwap<Routes>>,
+    followed: Arc<Followed>,
+    gateway_followed: Arc<Followed>,
+    config: ServerConfig,
+    policy: Option<Arc<dyn mcp_server::policy::Policy>>,
+    state_key: Option<&mcp_server::StateKey>,
+) -> Result<Server, GatewayError> {
+    let owners = routes.clone();
+    let builder = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
+        .title(title)
+        .approval_target(move |tool| {
+            owners
+                .load()
+                .tool_owners
+                .get(tool)
+                .map(|upstream| format!("server {upstream:?} (through the gateway)"))
+        })
+        .on_resource_interest(Followed::hook(followed, gateway_followed))
+        .completions(Completions::new().fallback(forward::complete(routes.clone())))
+        .serve_tools(true)
+        .serve_prompts(true)
+        .serve_resources(true)
+        .config(config);
+    let builder = match policy {
+        Some(policy) => builder.policy(policy),
+        None => builder,
+    };
+    let builder = match state_key {
+        Some(key) => builder.request_state_key(key.clone()),
+        None => builder,
+    };
+    let server = builder.build().map_err(|e| GatewayError::Server(e.to_string()))?;
+    server.set_task_relay(Some(Arc::new(crate::tasks::Relay { routes: routes.clone() })));
+    Ok(server)
+}
+
+/// Serves `tables` on `server`, swapping in only the lists that changed (`seen` holds what
+/// it serves now).
+fn install(server: &Server, seen_now: &Mutex<Seen>, tables: Tables) {
+    let Tables { tools, prompts, resources, skills, seen, .. } = tables;
+    let skills = (!skills.entries.is_empty() || skills.directory_read).then(|| {
+        Arc::new(crate::skills::Source(Arc::new(skills))) as Arc<dyn mcp_server::skills::SkillSource>
+    });
+    server.set_skill_source(skills);
+    let mut old = seen_now.lock().unwrap_or_else(|e| e.into_inner());
+    // The tables hold no registration problem any more (taken entry by entry).
+    if old.tools != seen.tools {
+        let _ = server.set_tools(tools);
+    }
+    if old.prompts != seen.prompts {
+        let _ = server.set_prompts(prompts);
+    }
+    if old.resources != seen.resources || old.templates != seen.templates {
+        let _ = server.set_resources(resources);
+    }
+    *old = seen;
 }
 
 /// Gives an HTTP upstream its authorization — an OAuth client with stored credentials, a
@@ -192,42 +278,16 @@ impl Gateway {
     pub async fn start_with(config: GatewayConfig, options: GatewayOptions) -> Result<Gateway, GatewayError> {
         let routes: Arc<ArcSwap<Routes>> = Arc::default();
         let followed = Arc::new(Followed::default());
-        let hook = followed.clone();
-        let owners = routes.clone();
-        let server = Server::builder("mcpkit-gateway", env!("CARGO_PKG_VERSION"))
-            .title("mcpkit gateway")
-            .approval_target(move |tool| {
-                owners
-                    .load()
-                    .tool_owners
-                    .get(tool)
-                    .map(|upstream| format!("server {upstream:?} (through the gateway)"))
-            })
-            .on_resource_interest(move |uri, on| {
-                let mut uris = hook.uris.lock().unwrap_or_else(|e| e.into_inner());
-                if on {
-                    uris.insert(uri.to_owned());
-                } else {
-                    uris.remove(uri);
-                }
-                hook.changed.notify_one();
-            })
-            .completions(Completions::new().fallback(forward::complete(routes.clone())))
-            .serve_tools(true)
-            .serve_prompts(true)
-            .serve_resources(true)
-            .config(server_config(&config));
-        let server = match &options.policy {
-            Some(policy) => server.policy(policy.clone()),
-            None => server,
-        };
-        let server = match &options.state_key {
-            Some(key) => server.request_state_key(key.clone()),
-            None => server,
-        }
-        .build()
-        .map_err(|e| GatewayError::Server(e.to_string()))?;
-        server.set_task_relay(Some(Arc::new(crate::tasks::Relay { routes: routes.clone() })));
+        let server_config = server_config(&config);
+        let server = build_server(
+            "mcpkit gateway".to_owned(),
+            &routes,
+            followed.clone(),
+            followed.clone(),
+            server_config.clone(),
+            options.policy.clone(),
+            options.state_key.as_ref(),
+        )?;
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
         let events =
             Events { changed: Arc::new(Notify::new()), updates, timing: options.upstream_timing.clone() };
@@ -253,6 +313,9 @@ impl Gateway {
                 options,
                 closed: CancellationToken::new(),
                 applying: tokio::sync::Mutex::new(()),
+                views: ArcSwap::default(),
+                approve: Arc::new(config.settings.approvals.tools.clone()),
+                server_config,
             }),
         };
         let tables = gateway.tables(&gateway.inner.upstreams.load(), &config.settings);
@@ -340,6 +403,9 @@ impl Gateway {
     pub async fn close(&self) {
         self.inner.closed.cancel();
         self.inner.server.shutdown();
+        for view in self.inner.views.load().values() {
+            view.server.shutdown();
+        }
         let upstreams = self.inner.upstreams.load_full();
         let mut closing = tokio::task::JoinSet::new();
         for up in upstreams.iter() {
@@ -361,27 +427,32 @@ impl Gateway {
                 |s| serde_json::json!({"upstream": s.name, "state": s.state.as_str(), "error": s.last_error}),
             )
             .collect();
-        let meta = (!unavailable.is_empty()).then(|| {
-            let mut meta = serde_json::Map::new();
-            meta.insert(UNAVAILABLE_META.to_owned(), serde_json::Value::Array(unavailable));
-            meta
-        });
-        self.inner.server.set_list_meta(meta);
+        let meta = |unavailable: Vec<serde_json::Value>| {
+            (!unavailable.is_empty()).then(|| {
+                let mut meta = serde_json::Map::new();
+                meta.insert(UNAVAILABLE_META.to_owned(), serde_json::Value::Array(unavailable));
+                meta
+            })
+        };
+        // An upstream's own endpoint names its upstream when it is unavailable.
+        for (name, view) in self.inner.views.load().iter() {
+            let own = unavailable.iter().filter(|u| u["upstream"] == name.as_str()).cloned().collect();
+            view.server.set_list_meta(meta(own));
+        }
+        self.inner.server.set_list_meta(meta(unavailable));
     }
 
     fn tables(&self, upstreams: &[Arc<Upstream>], settings: &Settings) -> Tables {
         let mut memories = self.inner.memories.lock().unwrap_or_else(|e| e.into_inner());
-        aggregate::aggregate(upstreams, settings, &mut memories)
+        aggregate::aggregate(upstreams, settings, &mut memories, aggregate::Names::Gateway)
     }
 
-    /// Serves `tables`, announcing only the lists that changed.
-    fn apply(&self, tables: Tables) {
-        let Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out } = tables;
-        self.inner.routes.store(Arc::new(routes));
-        let skills = (!skills.entries.is_empty() || skills.directory_read).then(|| {
-            Arc::new(crate::skills::Source(Arc::new(skills))) as Arc<dyn mcp_server::skills::SkillSource>
-        });
-        self.inner.server.set_skill_source(skills);
+    /// Serves `tables`, announcing only the lists that changed; brings each upstream's own
+    /// endpoint up to date.
+    fn apply(&self, mut tables: Tables) {
+        self.inner.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
+        let conflicts = std::mem::take(&mut tables.conflicts);
+        let left_out = std::mem::take(&mut tables.left_out);
         for c in &conflicts {
             tracing::warn!(kind = c.kind, name = %c.name, kept = %c.kept, left_out = %c.left_out, "name conflict: the second upstream's entry is left out");
         }
@@ -389,22 +460,96 @@ impl Gateway {
             tracing::warn!(upstream = %l.upstream, "left out: {}", l.reason);
         }
         *self.inner.report.lock().unwrap_or_else(|e| e.into_inner()) = (conflicts, left_out);
-        let mut old = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
-        let server = &self.inner.server;
-        // The tables hold no registration problem any more (taken entry by entry).
-        if old.tools != seen.tools {
-            let _ = server.set_tools(tools);
-        }
-        if old.prompts != seen.prompts {
-            let _ = server.set_prompts(prompts);
-        }
-        if old.resources != seen.resources || old.templates != seen.templates {
-            let _ = server.set_resources(resources);
-        }
-        *old = seen;
-        drop(old);
+        install(&self.inner.server, &self.inner.seen, tables);
+        self.apply_views();
         self.announce_unavailable();
         self.follow();
+    }
+
+    /// Each upstream's own endpoint: made for a new upstream, its tables built again under
+    /// the upstream's own names, closed when the upstream is gone.
+    fn apply_views(&self) {
+        let upstreams = self.inner.upstreams.load();
+        let settings = self.inner.settings.load();
+        let current = self.inner.views.load();
+        let mut next = crate::view::Views::new();
+        for up in upstreams.iter() {
+            let view = match current.get(up.name()) {
+                Some(view) => view.clone(),
+                None => match self.new_view(up.name()) {
+                    Ok(view) => view,
+                    Err(e) => {
+                        tracing::warn!(upstream = up.name(), "its own endpoint could not be made: {e}");
+                        continue;
+                    }
+                },
+            };
+            let mut tables = {
+                let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
+                aggregate::aggregate(
+                    std::slice::from_ref(up),
+                    &settings,
+                    &mut memories,
+                    aggregate::Names::Own,
+                )
+            };
+            view.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
+            install(&view.server, &view.seen, tables);
+            next.insert(up.name().to_owned(), view);
+        }
+        for (name, view) in current.iter() {
+            if !next.contains_key(name) {
+                view.server.shutdown();
+            }
+        }
+        self.inner.views.store(Arc::new(next));
+    }
+
+    fn new_view(&self, upstream: &str) -> Result<Arc<crate::view::View>, GatewayError> {
+        let routes: Arc<ArcSwap<Routes>> = Arc::default();
+        let followed = Arc::new(Followed::default());
+        let policy = crate::view::Translated {
+            inner: self.inner.options.policy.clone(),
+            upstream: upstream.to_owned(),
+            gateway: self.inner.routes.clone(),
+            approve: self.inner.approve.clone(),
+        };
+        let config = self
+            .inner
+            .server_config
+            .clone()
+            .with_approvals(crate::view::view_approvals(&self.inner.server_config.approvals));
+        let server = build_server(
+            format!("mcpkit gateway: {upstream}"),
+            &routes,
+            followed.clone(),
+            self.inner.followed.clone(),
+            config,
+            Some(Arc::new(policy)),
+            self.inner.options.state_key.as_ref(),
+        )?;
+        Ok(Arc::new(crate::view::View {
+            server,
+            routes,
+            followed,
+            seen: Mutex::new(Seen::default()),
+            memories: Mutex::new(Memories::default()),
+        }))
+    }
+
+    /// The server of upstream `name`'s own endpoint: its tools, prompts, resources, skills
+    /// and apps under its own names and URIs, routed to it, kept current as the gateway's own
+    /// endpoint is (`None`: no such upstream). Where two upstreams' apps call tools by the same
+    /// name, the gateway's endpoint cannot tell which app calls; each app's calls reach the
+    /// right upstream here. Over HTTP `mcpkit gateway` serves it at `/mcp/{name}`.
+    pub fn upstream_server(&self, name: &str) -> Option<Server> {
+        self.inner.views.load().get(name).map(|view| view.server.clone())
+    }
+
+    /// Whether `server` is still one of the upstreams' own endpoints (an upstream a reload
+    /// removed, or replaced with another of its name, is not).
+    pub fn upstream_server_is(&self, server: &Server) -> bool {
+        self.inner.views.load().values().any(|view| view.server.same(server))
     }
 
     /// Tells each upstream which of its resources the gateway's clients follow: a listed
@@ -435,6 +580,13 @@ impl Gateway {
                 if !up.catalog().templates.is_empty() {
                     wanted[i].insert(uri.clone());
                 }
+            }
+        }
+        // An upstream's own endpoint's clients follow its URIs as they are.
+        for (name, view) in self.inner.views.load().iter() {
+            if let Some(i) = upstreams.iter().position(|u| u.name() == name) {
+                wanted[i]
+                    .extend(view.followed.uris.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
             }
         }
         for (up, uris) in upstreams.iter().zip(wanted) {
@@ -496,8 +648,12 @@ async fn watch(inner: std::sync::Weak<Inner>, mut updated: mpsc::Receiver<(Strin
                 let (Some((upstream, uri)), Some(inner)) = (update, inner.upgrade()) else { return };
                 // Namespaced downstream: the update names the gateway's URI for it.
                 let routes = inner.routes.load();
-                let downstream = routes.namespaced.get(&(upstream, uri.clone())).unwrap_or(&uri);
+                let key = (upstream, uri);
+                let downstream = routes.namespaced.get(&key).unwrap_or(&key.1);
                 inner.server.resource_updated(downstream);
+                if let Some(view) = inner.views.load().get(&key.0) {
+                    view.server.resource_updated(&key.1);
+                }
             }
         }
     }

@@ -34,6 +34,7 @@ mod skills;
 mod status;
 mod tasks;
 mod upstream;
+mod view;
 
 pub use gateway::{Gateway, GatewayError, GatewayOptions, UNAVAILABLE_META, UpstreamAuth, UpstreamTiming};
 pub use naming::Conflict;

@@ -211,6 +211,11 @@ impl Server {
         self.inner.skill_source.store(source.map(Arc::new));
     }
 
+    /// Whether `other` is this server (a clone of it), not merely one built alike.
+    pub fn same(&self, other: &Server) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Answers for the tasks `relay` passes on (a gateway's upstreams'), or no longer (`None`):
     /// a handler hands such a task to its caller with `TaskHandle::relay`, and the caller's
     /// `tasks/*` requests and task subscriptions for it go to `relay`. The ids given out are

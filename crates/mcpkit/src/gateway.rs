@@ -279,6 +279,43 @@ async fn serve_stdio(gateway: &Gateway, reloader: Option<Reloader>) -> ExitCode 
     code
 }
 
+/// `/mcp/{upstream}`: each upstream's own endpoint (`Gateway::upstream_server`), with the
+/// gateway endpoint's settings (Host/Origin, limits, authorization). Looked up per request, so
+/// upstreams a reload adds are served and removed ones are not; each keeps its transport (its
+/// legacy sessions) while its server lives.
+fn upstream_endpoints(gateway: &Gateway, http: &mcp_http::HttpConfig) -> axum::Router {
+    type Endpoints = std::collections::HashMap<String, (mcp_server::Server, axum::Router)>;
+    let endpoints: std::sync::Arc<std::sync::Mutex<Endpoints>> = Default::default();
+    let (gateway, http) = (gateway.clone(), http.clone());
+    let serve = move |axum::extract::Path(name): axum::extract::Path<String>,
+                      request: axum::extract::Request| {
+        let router = gateway.upstream_server(&name).map(|server| {
+            let mut endpoints = endpoints.lock().unwrap_or_else(|e| e.into_inner());
+            endpoints.retain(|_, (kept, _)| gateway.upstream_server_is(kept));
+            let (_, router) = endpoints.entry(name.clone()).or_insert_with(|| {
+                // Observed as the gateway's endpoint is (metrics, traces, the request log).
+                if let Some(observer) = gateway.server().observer() {
+                    server.observe(observer.clone());
+                }
+                let config = http.clone().endpoint(format!("/mcp/{name}"));
+                (server.clone(), mcp_http::McpHttp::new(server, config).router())
+            });
+            router.clone()
+        });
+        async move {
+            use axum::response::IntoResponse;
+            use tower::ServiceExt;
+            match router {
+                Some(router) => router.oneshot(request).await.into_response(),
+                None => {
+                    (axum::http::StatusCode::NOT_FOUND, format!("no upstream {name:?}\n")).into_response()
+                }
+            }
+        }
+    };
+    axum::Router::new().route("/mcp/{upstream}", axum::routing::any(serve))
+}
+
 async fn serve_http(
     gateway: &Gateway,
     args: &GatewayArgs,
@@ -304,6 +341,7 @@ async fn serve_http(
     // caller's credentials (passthrough, token exchange); the others never receive it.
     http.auth = http.auth.map(|auth| auth.keep_tokens(true));
     let limits = mcp_http::ConnectionLimits::of(&http);
+    let endpoints = upstream_endpoints(gateway, &http);
     let mcp = mcp_http::McpHttp::new(gateway.server(), http);
     let status_gateway = gateway.clone();
     let status = axum::Router::new()
@@ -319,8 +357,9 @@ async fn serve_http(
         )
         // The same Host/Origin rules as the MCP endpoint (no DNS rebinding to read it).
         .layer(mcp.host_guard_layer());
-    let app = mcp.router().merge(status);
+    let app = mcp.router().merge(status).merge(endpoints);
     eprintln!("listening on http://{}/mcp", bound.local_addr());
+    eprintln!("each upstream's own endpoint: http://{}/mcp/{{upstream}}", bound.local_addr());
     for upstream in gateway.status().upstreams {
         eprintln!(
             "{}",

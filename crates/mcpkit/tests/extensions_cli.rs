@@ -1,7 +1,8 @@
 //! The extensions from the shell, against `mcpkit serve` and through `mcpkit gateway` in front
 //! of two of them: an app-bearing tool (MCP Apps) listed, described and its HTML saved; skills
 //! listed, looked up, loaded (verified) and browsed, a skill path both upstreams serve
-//! namespaced for the second; a task followed through the gateway.
+//! namespaced for the second; a task followed through the gateway; each upstream's own
+//! endpoint (`/mcp/{upstream}`) serving its app under its own names.
 
 mod gateway_support;
 mod support;
@@ -71,17 +72,29 @@ fn an_app_is_listed_and_saved_directly_and_through_the_gateway() {
     // namespaced.
     assert_app(gateway, "a__clock", "ui://mcpkit-demo/clock.html", "gateway, a");
     assert_app(gateway, "b__clock", "ui://b+mcpkit-demo/clock.html", "gateway, b");
-    // An app calls its tools by the names its server gave them: `clock` still reaches a clock
-    // (a's, the first; b's app shares the name, which the gateway cannot tell apart), unlisted.
-    let (code, out, err) = gateway(&["call", "clock"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(json(&out)["content"][0]["text"].as_str().unwrap().starts_with("It is "), "{out}");
+    // An app calls its tools by the names its server gave them: both apps call `clock`, so the
+    // gateway's endpoint cannot tell which app calls and refuses the name (it never guesses)...
+    let (code, _, err) = gateway(&["call", "clock"]);
+    assert_ne!(code, 0, "an ambiguous app tool name is refused");
+    assert!(err.contains("Unknown tool"), "{err}");
     let (code, out, _) = gateway(&["list", "tools"]);
     assert_eq!(code, 0);
     assert!(
         !json(&out)["tools"].as_array().unwrap().iter().any(|t| t["name"] == "clock"),
         "not listed: {out}"
     );
+    // ...and over HTTP each upstream's own endpoint serves its app under its own names and
+    // URIs, where `clock` is the app's own tool.
+    let served = gateway_support::gateway_http(&config);
+    let own_b = format!("{}/b", served.url());
+    let through_b = |args: &[&str]| gateway_support::through_url(&own_b, args);
+    assert_app(through_b, "clock", "ui://mcpkit-demo/clock.html", "b's own endpoint");
+    let (code, out, err) = through_b(&["call", "clock"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(json(&out)["content"][0]["text"].as_str().unwrap().starts_with("It is "), "{out}");
+    let (code, _, err) =
+        gateway_support::through_url(&format!("{}/nobody", served.url()), &["list", "tools"]);
+    assert_ne!(code, 0, "no such upstream: {err}");
 }
 
 #[test]
