@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use mcp_client::RequestOptions;
-use mcp_server::task::{RelayedTask, TaskRelay};
+use mcp_server::task_relay::{RelayedTask, TaskRelay};
 use mcp_server::{BoxFuture, Call, Rejection};
 use mcp_types::extensions::tasks::TaskResult;
 use mcp_types::{ErrorObject, InputResponses};

@@ -420,7 +420,7 @@ impl TaskHandle {
 
     /// Answers the call with a task another server runs (`created`, its `CreateTaskResult`):
     /// a gateway passing an upstream's task on. The caller is given an id of this server's
-    /// making that names `route` and the task (see [`crate::task::TaskRelay`], which answers
+    /// making that names `route` and the task (see [`crate::task_relay::TaskRelay`], which answers
     /// for it from then on), and the handler is dropped — this never returns then. Returns
     /// `created` back when the call cannot become a task or already is one (the handler then
     /// follows the task itself).

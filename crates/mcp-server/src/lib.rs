@@ -64,6 +64,7 @@ mod stdio;
 #[cfg(unix)]
 mod stdio_pipes;
 pub mod task;
+pub mod task_relay;
 mod tools;
 pub mod uri_template;
 

@@ -58,7 +58,7 @@ pub(crate) struct ServerInner {
     /// Skills another server serves, passed on (`Server::set_skill_source`).
     pub(crate) skill_source: arc_swap::ArcSwapOption<Arc<dyn crate::skills::SkillSource>>,
     /// Answers for tasks other servers run, passed on (`Server::set_task_relay`).
-    pub(crate) task_relay: arc_swap::ArcSwapOption<Arc<dyn crate::task::TaskRelay>>,
+    pub(crate) task_relay: arc_swap::ArcSwapOption<Arc<dyn crate::task_relay::TaskRelay>>,
     serve_tools: bool,
     serve_prompts: bool,
     serve_resources: bool,
@@ -221,7 +221,7 @@ impl Server {
     /// `tasks/*` requests and task subscriptions for it go to `relay`. The ids given out are
     /// bound to the caller under the server's request-state key
     /// ([`ServerBuilder::request_state_key`]): servers sharing the key serve each other's.
-    pub fn set_task_relay(&self, relay: Option<Arc<dyn crate::task::TaskRelay>>) {
+    pub fn set_task_relay(&self, relay: Option<Arc<dyn crate::task_relay::TaskRelay>>) {
         self.inner.task_relay.store(relay.map(Arc::new));
     }
 

@@ -20,7 +20,7 @@ use crate::connection::Connection;
 use crate::context::Change;
 use crate::server::Server;
 use crate::session::SessionHandle;
-use crate::task::relay;
+use crate::task_relay as relay;
 
 /// How many relayed tasks (another server's, `TaskRelay`) one stream watches at most.
 const MAX_RELAYED_WATCHES: usize = 64;

@@ -16,8 +16,8 @@ use super::mrtr::Run;
 use super::{Ctx, Failure, Routed};
 use crate::call::{AskState, Call};
 use crate::server::Server;
-use crate::task::relay::{self, RelayedTask, TaskRelay};
 use crate::task::{Outcome, TaskRecord};
+use crate::task_relay::{self as relay, RelayedTask, TaskRelay};
 use crate::tools::{ToolEntry, ToolRun};
 
 /// The handler's future, boxed (it moves to the task's own runner when it becomes a task).

@@ -8,7 +8,6 @@
 //! `inputRequests`, answered with `tasks/update`; `tasks/cancel` drops it. Its state is kept
 //! behind [`TaskStore`] — [`MemoryTaskStore`] by default — written by this process, in order.
 
-pub(crate) mod relay;
 mod store;
 
 use std::collections::{HashMap, HashSet};
@@ -20,7 +19,6 @@ use mcp_types::{ErrorObject, InputRequest, InputResponse, InputResponses, JsonOb
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
-pub use relay::{RelayedTask, TaskRelay};
 pub use store::{MemoryTaskStore, StoreFuture, TaskRecord, TaskStore, TaskStoreError};
 
 /// How tasks are made and kept (`ServerConfig::tasks`).
