@@ -35,6 +35,8 @@ pub(crate) struct Tables {
     pub(crate) seen: Seen,
     pub(crate) conflicts: Vec<Conflict>,
     pub(crate) left_out: Vec<LeftOut>,
+    /// App tool names several upstreams share (no alias on the gateway's endpoint).
+    pub(crate) shared_app_names: Vec<crate::status::SharedAppName>,
 }
 
 /// Where a completion goes: the owner of a prompt (by its downstream name) or of a resource
@@ -322,23 +324,15 @@ pub(crate) fn aggregate(
     // an alias of that tool (unless a listed tool has it); one that two upstreams' app tools
     // had is no alias at all — nothing says which app calls — and their apps reach those tools
     // through their upstreams' own endpoints ([`crate::Gateway::upstream_server`]).
+    let mut shared_app_names = Vec::new();
     for (own, mut owners) in aliases {
         if owners.len() == 1 {
             let (_, name) = owners.remove(0);
             tools.alias(&own, &name);
             continue;
         }
-        let upstreams: Vec<&str> = owners.iter().map(|(up, _)| up.as_str()).collect();
-        for (up, _) in &owners {
-            left_out.push(LeftOut {
-                upstream: up.clone(),
-                reason: format!(
-                    "the app tool name {own:?} is used by upstreams {}: an app calling it by that name \
-                     is refused on the gateway's endpoint and served on its upstream's own",
-                    upstreams.join(", ")
-                ),
-            });
-        }
+        let upstreams = owners.into_iter().map(|(up, _)| up).collect();
+        shared_app_names.push(crate::status::SharedAppName { name: own, upstreams });
     }
-    Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out }
+    Tables { routes, tools, prompts, resources, skills, seen, conflicts, left_out, shared_app_names }
 }

@@ -54,7 +54,7 @@ struct Inner {
     upstreams: ArcSwap<Vec<Arc<Upstream>>>,
     memories: Mutex<Memories>,
     seen: Mutex<Seen>,
-    report: Mutex<(Vec<Conflict>, Vec<LeftOut>)>,
+    report: Mutex<(Vec<Conflict>, Vec<LeftOut>, Vec<crate::status::SharedAppName>)>,
     events: Events,
     /// The resource URIs (downstream) the gateway's clients follow.
     followed: Arc<Followed>,
@@ -307,7 +307,7 @@ impl Gateway {
                 upstreams: ArcSwap::from_pointee(upstreams),
                 memories: Mutex::new(Memories::default()),
                 seen: Mutex::new(Seen::default()),
-                report: Mutex::new((Vec::new(), Vec::new())),
+                report: Mutex::new((Vec::new(), Vec::new(), Vec::new())),
                 events,
                 followed,
                 options,
@@ -337,12 +337,14 @@ impl Gateway {
     /// The gateway's status: each upstream's state and counters, conflicts, entries left out.
     pub fn status(&self) -> Status {
         let upstreams = self.inner.upstreams.load();
-        let (conflicts, left_out) = self.inner.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (conflicts, left_out, shared_app_names) =
+            self.inner.report.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let seen = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
         Status {
             upstreams: upstreams.iter().map(|u| u.status()).collect(),
             conflicts,
             left_out,
+            shared_app_names,
             tools: seen.tools.len(),
             prompts: seen.prompts.len(),
             resources: seen.resources.len(),
@@ -453,13 +455,17 @@ impl Gateway {
         self.inner.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
         let conflicts = std::mem::take(&mut tables.conflicts);
         let left_out = std::mem::take(&mut tables.left_out);
+        let shared = std::mem::take(&mut tables.shared_app_names);
+        for s in &shared {
+            tracing::info!(name = %s.name, upstreams = ?s.upstreams, "an app tool name several upstreams share: no alias on the gateway's endpoint; each app is served on its upstream's own (/mcp/{{upstream}})");
+        }
         for c in &conflicts {
             tracing::warn!(kind = c.kind, name = %c.name, kept = %c.kept, left_out = %c.left_out, "name conflict: the second upstream's entry is left out");
         }
         for l in &left_out {
             tracing::warn!(upstream = %l.upstream, "left out: {}", l.reason);
         }
-        *self.inner.report.lock().unwrap_or_else(|e| e.into_inner()) = (conflicts, left_out);
+        *self.inner.report.lock().unwrap_or_else(|e| e.into_inner()) = (conflicts, left_out, shared);
         install(&self.inner.server, &self.inner.seen, tables);
         self.apply_views();
         self.announce_unavailable();

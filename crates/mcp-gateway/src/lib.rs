@@ -38,4 +38,4 @@ mod view;
 
 pub use gateway::{Gateway, GatewayError, GatewayOptions, UNAVAILABLE_META, UpstreamAuth, UpstreamTiming};
 pub use naming::Conflict;
-pub use status::{LeftOut, Status, UpstreamState, UpstreamStatus};
+pub use status::{LeftOut, SharedAppName, Status, UpstreamState, UpstreamStatus};

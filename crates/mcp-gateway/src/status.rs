@@ -101,6 +101,17 @@ pub struct LeftOut {
     pub reason: String,
 }
 
+/// A tool name two or more upstreams' apps call their tools by (MCP Apps): on the gateway's
+/// endpoint it is no alias of any of them (their tools are listed under the gateway's names);
+/// each app is served under its own names on its upstream's own endpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SharedAppName {
+    /// The name.
+    pub name: String,
+    /// The upstreams whose app tools have it.
+    pub upstreams: Vec<String>,
+}
+
 /// The gateway's status (`mcpkit gateway`'s `/status`).
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
@@ -111,6 +122,8 @@ pub struct Status {
     pub conflicts: Vec<Conflict>,
     /// Entries left out for being invalid.
     pub left_out: Vec<LeftOut>,
+    /// App tool names several upstreams share (a notice, not a failure).
+    pub shared_app_names: Vec<SharedAppName>,
     /// Tools served.
     pub tools: usize,
     /// Prompts served.

@@ -99,6 +99,15 @@ pub(crate) fn run(given: &str, json: bool) -> ExitCode {
         for entry in left_out {
             println!("left out: {entry}");
         }
+        for shared in status["shared_app_names"].as_array().unwrap_or(&empty) {
+            let upstreams: Vec<&str> =
+                shared["upstreams"].as_array().unwrap_or(&empty).iter().filter_map(|u| u.as_str()).collect();
+            println!(
+                "app tool name {} shared by {}: each app is served at /mcp/{{upstream}}",
+                shared["name"],
+                upstreams.join(", ")
+            );
+        }
     }
     let down = upstreams.iter().any(|u| u["state"] == "down");
     if down || !conflicts.is_empty() || !left_out.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS }
