@@ -124,14 +124,15 @@ async fn an_upstream_task_is_followed_through_the_gateway_and_cancelled_up() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_legacy_upstreams_long_call_becomes_a_task_of_the_gateway() {
-    // `slow` is listed with task support: its call, past a second, becomes the gateway's task.
+    // `slow` is listed with task support: its call, past a quarter of a second, becomes the
+    // gateway's task.
     let shared = Arc::new(Shared::default());
     let up = serve(upstream_server(shared)).await;
     let front = front(vec![legacy_upstream("up", &up.url())]).await;
     let downstream = tasks_client(&front.url()).await;
     let (params, options) = (CallToolRequestParams::new("slow"), RequestOptions::default());
     let outcome = bounded("calling slow", downstream.call_tool_or_task(&params, &options)).await.unwrap();
-    let ToolOutcome::Task(created) = outcome else { panic!("a call of more than a second becomes a task") };
+    let ToolOutcome::Task(created) = outcome else { panic!("a call of more than 250 ms becomes a task") };
     let (result, _) = bounded("following", downstream.follow_task(created, &options)).await.unwrap();
     assert_eq!(text_of(&result), "slow work done");
     downstream.close().await;
