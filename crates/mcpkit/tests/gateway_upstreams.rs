@@ -153,6 +153,12 @@ fn an_http_upstream_that_goes_away_is_left_out_until_it_is_back() {
         let web = gateway_support::upstream(&status, "web");
         if web["state"] == "ready" && web["connects"] == 2 { Ok(()) } else { Err(status.to_string()) }
     });
+    // Ready comes first; its tools are served once it has been listed again.
+    eventually("web's tools to be served again", PATIENCE, || {
+        let (code, out, err) = through_url(gateway.url(), &["list", "tools"]);
+        let names = if code == 0 { tool_names(&json(&out)) } else { return Err(err) };
+        if names.iter().any(|n| n == "web__echo") { Ok(()) } else { Err(format!("{names:?}")) }
+    });
     let (code, out, err) = through_url(gateway.url(), &["call", "web__echo", "--arg", "text=back"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(text(&json(&out)), "back");
