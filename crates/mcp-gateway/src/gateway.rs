@@ -64,6 +64,8 @@ struct Inner {
     applying: tokio::sync::Mutex<()>,
     /// Each upstream's own endpoint, by upstream name.
     views: ArcSwap<crate::view::Views>,
+    /// Held while the views are made or brought up to date (one at a time).
+    making_views: Mutex<()>,
     /// How each endpoint's server is configured (set at start).
     server_config: ServerConfig,
     /// The tools `approve_tools` names (set at start).
@@ -314,6 +316,7 @@ impl Gateway {
                 closed: CancellationToken::new(),
                 applying: tokio::sync::Mutex::new(()),
                 views: ArcSwap::default(),
+                making_views: Mutex::new(()),
                 approve: Arc::new(config.settings.approvals.tools.clone()),
                 server_config,
             }),
@@ -474,22 +477,16 @@ impl Gateway {
 
     /// Each upstream's own endpoint: made for a new upstream, its tables built again under
     /// the upstream's own names, closed when the upstream is gone.
+    /// Made on first use ([`Gateway::upstream_server`]): a gateway whose upstreams' own
+    /// endpoints nobody uses builds no second set of tables.
     fn apply_views(&self) {
+        let _making = self.inner.making_views.lock().unwrap_or_else(|e| e.into_inner());
         let upstreams = self.inner.upstreams.load();
         let settings = self.inner.settings.load();
         let current = self.inner.views.load();
         let mut next = crate::view::Views::new();
         for up in upstreams.iter() {
-            let view = match current.get(up.name()) {
-                Some(view) => view.clone(),
-                None => match self.new_view(up.name()) {
-                    Ok(view) => view,
-                    Err(e) => {
-                        tracing::warn!(upstream = up.name(), "its own endpoint could not be made: {e}");
-                        continue;
-                    }
-                },
-            };
+            let Some(view) = current.get(up.name()).cloned() else { continue };
             let mut tables = {
                 let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
                 aggregate::aggregate(
@@ -549,7 +546,36 @@ impl Gateway {
     /// name, the gateway's endpoint cannot tell which app calls; each app's calls reach the
     /// right upstream here. Over HTTP `mcpkit gateway` serves it at `/mcp/{name}`.
     pub fn upstream_server(&self, name: &str) -> Option<Server> {
-        self.inner.views.load().get(name).map(|view| view.server.clone())
+        if let Some(view) = self.inner.views.load().get(name) {
+            return Some(view.server.clone());
+        }
+        let making = self.inner.making_views.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.inner.views.load_full();
+        if let Some(view) = current.get(name) {
+            return Some(view.server.clone());
+        }
+        let upstreams = self.inner.upstreams.load();
+        let up = upstreams.iter().find(|u| u.name() == name)?;
+        let view = match self.new_view(name) {
+            Ok(view) => view,
+            Err(e) => {
+                tracing::warn!(upstream = name, "its own endpoint could not be made: {e}");
+                return None;
+            }
+        };
+        let settings = self.inner.settings.load();
+        let mut tables = {
+            let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
+            aggregate::aggregate(std::slice::from_ref(up), &settings, &mut memories, aggregate::Names::Own)
+        };
+        view.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
+        install(&view.server, &view.seen, tables);
+        let mut next = (*current).clone();
+        next.insert(name.to_owned(), view.clone());
+        self.inner.views.store(Arc::new(next));
+        drop(making);
+        self.announce_unavailable();
+        Some(view.server.clone())
     }
 
     /// Whether `server` is still one of the upstreams' own endpoints (an upstream a reload

@@ -414,8 +414,15 @@ fn a_gateway_upstream_uses_the_stored_login() {
         assert!(std::time::Instant::now() < deadline, "not ready after the login: {remote}");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let call =
-        mcpkit(&credentials, &["call", "echo", "--arg", "text=through", "--url", gateway.url()]).finish();
+    // Ready comes first; its tools are served once it has been listed again.
+    let call = loop {
+        let call =
+            mcpkit(&credentials, &["call", "echo", "--arg", "text=through", "--url", gateway.url()]).finish();
+        if call.status.code() == Some(0) || std::time::Instant::now() >= deadline {
+            break call;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
     assert_eq!(call.status.code(), Some(0), "{}", call.stderr);
     assert!(call.stdout.contains("through"), "{}", call.stdout);
     assert_eq!(auth.record().authorizations, 1, "the gateway used the login, it did not authorize again");
