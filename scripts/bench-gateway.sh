@@ -13,7 +13,8 @@
 # pinned to core 1 too (the gateway's hop then shares the server's core, as on a busy host).
 #
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS, REQUESTS
-# (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16). METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
+# (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16), TRANSPORTS
+# (default "stdio http"). METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,7 +84,7 @@ run() { # transport (stdio|http), route (direct|gateway)
   echo "  $transport $route: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(r["requests_per_s"]), "calls/s, p50", r["latency_us"]["p50"], "µs")' "$work/out")" >&2
 }
 
-for transport in stdio http; do
+for transport in ${TRANSPORTS:-stdio http}; do
   for i in $(seq 1 "$RUNS"); do
     echo "run $i of $RUNS, $transport" >&2
     if [ $((i % 2)) -eq 1 ]; then run "$transport" direct; run "$transport" gateway; else run "$transport" gateway; run "$transport" direct; fi
@@ -106,7 +107,7 @@ metrics = [
 ]
 print("| transport | measure | direct | through the gateway | added | ratio |")
 print("|---|---|---|---|---|---|")
-for transport in ("stdio", "http"):
+for transport in [t for t in ("stdio", "http") if any(r["transport"] == t for r in rows)]:
     for name, f, fmt in metrics:
         d, g = med(transport, "direct", f), med(transport, "gateway", f)
         ratio = g / d if d else float("nan")

@@ -94,8 +94,8 @@ pub(crate) use http::*;
 mod http {
     use std::fmt;
 
-    use reqwest::header::CONTENT_TYPE;
-    use reqwest::{Method, Response, Url};
+    use reqwest::header::{CONTENT_TYPE, HeaderMap};
+    use reqwest::{Method, StatusCode, Url};
 
     use super::WIRE_TARGET;
 
@@ -123,13 +123,13 @@ mod http {
     }
 
     /// The status line of one HTTP exchange that got an answer.
-    pub(crate) fn answered(method: &Method, url: &Url, response: &Response) {
+    pub(crate) fn answered(method: &Method, url: &Url, status: StatusCode, headers: &HeaderMap) {
         tracing::trace!(
             target: WIRE_TARGET,
             "HTTP {method} {} -> {}{}",
             Shown(url),
-            response.status(),
-            ContentType(response),
+            status,
+            ContentType(headers),
         );
     }
 
@@ -149,11 +149,11 @@ mod http {
     }
 
     /// ` (content/type)`, parameters included, or nothing.
-    struct ContentType<'a>(&'a Response);
+    struct ContentType<'a>(&'a HeaderMap);
 
     impl fmt::Display for ContentType<'_> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match self.0.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+            match self.0.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
                 Some(value) => write!(f, " ({value})"),
                 None => Ok(()),
             }

@@ -212,7 +212,7 @@ impl Fetcher {
                     return Err(error);
                 }
             };
-            crate::wire::answered(method, url, &response);
+            crate::wire::answered(method, url, response.status(), response.headers());
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let body = read_limited(&mut response, self.policy.max_body).await?;

@@ -51,7 +51,12 @@ impl AuthorizationPrompt for NoFollowPrompt {
                 .await
                 .map_err(|e| AuthError::Prompt(crate::transport::http::common::error_text(e)))?;
             // The status line only: the `Location` carries the authorization code.
-            crate::wire::answered(&reqwest::Method::GET, &authorization_url, &response);
+            crate::wire::answered(
+                &reqwest::Method::GET,
+                &authorization_url,
+                response.status(),
+                response.headers(),
+            );
             let status = response.status();
             if !status.is_redirection() {
                 return Err(AuthError::Prompt(format!(

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, Response, Url};
+use reqwest::{Method, Url};
 
 use super::auth::{Refusal, is_refusal};
 use super::config::HttpConfig;
+use super::h1::{Direct, Response};
 use super::sse::{SseError, SseEvent, SseParser};
 use crate::transport::{Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, TransportError};
 use crate::wire;
@@ -29,7 +30,7 @@ pub(crate) const JSON_OR_EVENT_STREAM: HeaderValue =
 /// How long the body of a non-2xx answer may take to arrive; what came by then is kept.
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many same-origin `307`/`308` redirects a request built here follows.
-const MAX_REDIRECTS: usize = 5;
+pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// The client, the URL and the extra headers.
 pub(crate) struct HttpCore {
@@ -37,6 +38,8 @@ pub(crate) struct HttpCore {
     pub(crate) url: Url,
     pub(crate) config: HttpConfig,
     headers: RwLock<HeaderMap>,
+    /// mcp-client's own connections, for a plain `http://` URL ([`super::h1`]).
+    direct: Option<Direct>,
 }
 
 impl HttpCore {
@@ -47,15 +50,15 @@ impl HttpCore {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(TransportError::NotSent(format!("not an http(s) URL: \"{shown}\"")));
         }
-        let client = match config.client.take() {
-            Some(client) => client,
-            None => build_client(config.connect_timeout)?,
+        let (client, direct) = match config.client.take() {
+            Some(client) => (client, None),
+            None => (build_client(config.connect_timeout)?, Direct::for_url(&url, config.connect_timeout)),
         };
         let mut headers = std::mem::take(&mut config.headers);
         for value in headers.values_mut() {
             value.set_sensitive(true);
         }
-        Ok(HttpCore { client, url, config, headers: RwLock::new(headers) })
+        Ok(HttpCore { client, url, config, headers: RwLock::new(headers), direct })
     }
 
     /// The extra headers, to which a request adds its own.
@@ -149,21 +152,21 @@ impl HttpCore {
         headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Response, TransportError> {
-        let mut request = self.client.request(method.clone(), url.clone()).headers(headers);
-        if let Some(body) = body {
-            request = request.body(body);
-        }
-        match request.send().await {
-            Ok(response) => {
-                wire::answered(&method, url, &response);
-                Ok(response)
+        let sent = match &self.direct {
+            Some(direct) if direct.serves(url) => direct.send(method.clone(), url, headers, body).await,
+            _ => {
+                let mut request = self.client.request(method.clone(), url.clone()).headers(headers);
+                if let Some(body) = body {
+                    request = request.body(body);
+                }
+                request.send().await.map(Response::from_reqwest).map_err(send_error)
             }
-            Err(e) => {
-                let error = send_error(e);
-                wire::failed(&method, url, &error);
-                Err(error)
-            }
+        };
+        match &sent {
+            Ok(response) => wire::answered(&method, url, response.status(), response.headers()),
+            Err(error) => wire::failed(&method, url, error),
         }
+        sent
     }
 
     /// The delay before reconnection number `failures + 1` of a stream whose server asked
@@ -288,7 +291,7 @@ pub(crate) async fn read_bounded(response: &mut Response, limit: usize) -> Resul
                 body.extend_from_slice(&chunk);
             }
             Ok(None) => return Ok(body.freeze()),
-            Err(e) => return Err(ReadError::Broken(error_text(e))),
+            Err(e) => return Err(ReadError::Broken(e)),
         }
     }
 }
@@ -336,7 +339,7 @@ impl SseEvents {
                 }
                 Ok(None) => return Err(StreamEnd::Ended),
                 Err(e) => {
-                    tracing::debug!(error = %error_text(e), "SSE stream broke");
+                    tracing::debug!(error = %e, "SSE stream broke");
                     return Err(StreamEnd::Ended);
                 }
             }

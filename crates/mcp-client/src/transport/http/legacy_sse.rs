@@ -11,7 +11,7 @@ use reqwest::{Method, Url};
 
 use super::common::{
     EVENT_STREAM, HttpCore, Inbox, JSON, SseEvents, StreamEnd, add_authorization, http_error, media_type,
-    per_request_authorization, read_bounded, send_error,
+    per_request_authorization, read_bounded,
 };
 use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
@@ -104,7 +104,7 @@ impl HttpSseTransport {
                             "the SSE stream ended before the endpoint event".into(),
                         ));
                     }
-                    Err(e) => break Err(send_error(e)),
+                    Err(e) => break Err(TransportError::Lost(e)),
                 };
                 let mut events = Vec::new();
                 let fed = parser.feed(&chunk, &mut events);

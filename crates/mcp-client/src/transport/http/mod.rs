@@ -16,6 +16,7 @@
 mod auth;
 pub(crate) mod common;
 mod config;
+pub(crate) mod h1;
 mod legacy_sse;
 pub mod sse;
 mod streamable;

@@ -24,9 +24,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::transport::http::h1::Response;
 use mcp_types::{ProtocolVersion, RequestId};
 use reqwest::header::{self, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, Response, StatusCode, Url};
+use reqwest::{Method, StatusCode, Url};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::transport::http::h1::Response;
 use mcp_types::{ProtocolVersion, RequestId};
+use reqwest::Method;
 use reqwest::header::{self, HeaderValue};
-use reqwest::{Method, Response};
 
 use super::super::common::{EVENT_STREAM, LAST_EVENT_ID, SseEvents, StreamEnd, http_error, media_type};
 use super::super::sse::SseParser;
