@@ -284,23 +284,43 @@ async fn serve_stdio(gateway: &Gateway, reloader: Option<Reloader>) -> ExitCode 
 /// upstreams a reload adds are served and removed ones are not; each keeps its transport (its
 /// legacy sessions) while its server lives.
 fn upstream_endpoints(gateway: &Gateway, http: &mcp_http::HttpConfig) -> axum::Router {
+    // Read without a lock on every request (a snapshot of name -> the server it was made for
+    // and its router); a request for an upstream not in it, or whose server was replaced by a
+    // reload, makes the next snapshot under the lock, dropping the endpoints of upstreams
+    // that are gone.
     type Endpoints = std::collections::HashMap<String, (mcp_server::Server, axum::Router)>;
-    let endpoints: std::sync::Arc<std::sync::Mutex<Endpoints>> = Default::default();
+    let endpoints: std::sync::Arc<arc_swap::ArcSwap<Endpoints>> = Default::default();
+    let making: std::sync::Arc<std::sync::Mutex<()>> = Default::default();
     let (gateway, http) = (gateway.clone(), http.clone());
     let serve = move |axum::extract::Path(name): axum::extract::Path<String>,
                       request: axum::extract::Request| {
         let router = gateway.upstream_server(&name).map(|server| {
-            let mut endpoints = endpoints.lock().unwrap_or_else(|e| e.into_inner());
-            endpoints.retain(|_, (kept, _)| gateway.upstream_server_is(kept));
-            let (_, router) = endpoints.entry(name.clone()).or_insert_with(|| {
-                // Observed as the gateway's endpoint is (metrics, traces, the request log).
-                if let Some(observer) = gateway.server().observer() {
-                    server.observe(observer.clone());
-                }
-                let config = http.clone().endpoint(format!("/mcp/{name}"));
-                (server.clone(), mcp_http::McpHttp::new(server, config).router())
-            });
-            router.clone()
+            if let Some((kept, router)) = endpoints.load().get(&name)
+                && kept.same(&server)
+            {
+                return router.clone();
+            }
+            let _making = making.lock().unwrap_or_else(|e| e.into_inner());
+            let current = endpoints.load_full();
+            if let Some((kept, router)) = current.get(&name)
+                && kept.same(&server)
+            {
+                return router.clone();
+            }
+            // Observed as the gateway's endpoint is (metrics, traces, the request log).
+            if let Some(observer) = gateway.server().observer() {
+                server.observe(observer.clone());
+            }
+            let config = http.clone().endpoint(format!("/mcp/{name}"));
+            let router = mcp_http::McpHttp::new(server.clone(), config).router();
+            let mut next: Endpoints = current
+                .iter()
+                .filter(|(_, (kept, _))| gateway.upstream_server_is(kept))
+                .map(|(name, entry)| (name.clone(), entry.clone()))
+                .collect();
+            next.insert(name.clone(), (server, router.clone()));
+            endpoints.store(std::sync::Arc::new(next));
+            router
         });
         async move {
             use axum::response::IntoResponse;

@@ -29,6 +29,8 @@ fn a_changed_configuration_is_reloaded_and_a_bad_one_refused() {
     let before = listed(gateway.url()).unwrap();
     assert!(before.iter().any(|n| n == "echo"), "{before:?}");
     assert!(!before.iter().any(|n| n.starts_with("c__")), "{before:?}");
+    let own = format!("{}/second", gateway.url());
+    assert!(listed(&own).is_err(), "no endpoint of an upstream not configured");
 
     // A second upstream, always prefixed.
     dir.write_config(&[a.clone(), stdio_upstream("second", "naming = \"always\"\nprefix = \"c\"")].concat());
@@ -37,6 +39,12 @@ fn a_changed_configuration_is_reloaded_and_a_bad_one_refused() {
     let (code, out, err) = through_url(gateway.url(), &["call", "c__add", r#"{"a":2,"b":2}"#]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["structuredContent"]["sum"], 4.0, "{out}");
+    // The upstream the reload added has its own endpoint, under its own names.
+    let own_names = listed(&own).unwrap();
+    assert!(
+        own_names.iter().any(|n| n == "add") && !own_names.iter().any(|n| n.starts_with("c__")),
+        "{own_names:?}"
+    );
 
     // Both unprefixed: a clash the `never` policy refuses; the running configuration stays.
     let clash = format!("[gateway]\nnaming = \"never\"\n\n{a}{}", stdio_upstream("second", "prefix = \"c\""));
