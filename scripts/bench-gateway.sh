@@ -14,7 +14,8 @@
 #
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS, REQUESTS
 # (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16), TRANSPORTS
-# (default "stdio http"). METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
+# (default "stdio http"). RATE: HTTP calls a second in all, sent when due (mcp-load --rate; latency
+# counted from when each was due) instead of each connection's next as soon as it can. METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -75,6 +76,7 @@ run() { # transport (stdio|http), route (direct|gateway)
     local port
     port=$(free_port)
     args+=(--url "http://127.0.0.1:$port/mcp" --connections "$CONCURRENCY")
+    if [ -n "${RATE:-}" ]; then args+=(--rate "$RATE"); fi
     if [ "$route" = direct ]; then command=("$MCPKIT" serve --http "127.0.0.1:$port"); else command=("$MCPKIT" gateway --config "$work/http.toml" --http "127.0.0.1:$port" --metrics "${METRICS:-off}"); fi
   fi
   "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${server_pin[@]}" "${command[@]}" >"$work/out" 2>"$work/err" \
@@ -91,7 +93,7 @@ for transport in ${TRANSPORTS:-stdio http}; do
   done
 done
 
-echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY in flight, $TEXT_BYTES-byte texts"
+echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY in flight${RATE:+ (HTTP at $RATE calls/s)}, $TEXT_BYTES-byte texts"
 echo
 python3 - "$results" <<'PY'
 import json, statistics, sys

@@ -259,17 +259,23 @@ pub(crate) struct Phase {
     pub(crate) broken: Option<String>,
 }
 
-/// Sends requests `ids`, one at a time on each connection, until all are answered.
+/// Sends requests `ids`, one at a time on each connection, until all are answered; with a
+/// `rate`, each when it is due (`--rate`).
 pub(crate) async fn run_phase(
     connections: Vec<Connection>,
     target: Arc<Target>,
     shape: Shape,
     ids: Range<u64>,
+    rate: Option<f64>,
 ) -> Phase {
-    let shared =
-        Arc::new(Shared { next: AtomicU64::new(ids.start), end: ids.end, stop: AtomicBool::new(false) });
-    let count = ids.end.saturating_sub(ids.start);
     let start = Instant::now();
+    let shared = Arc::new(Shared {
+        next: AtomicU64::new(ids.start),
+        end: ids.end,
+        stop: AtomicBool::new(false),
+        schedule: rate.map(|rate| (ids.start, rate)),
+    });
+    let count = ids.end.saturating_sub(ids.start);
     let workers: Vec<_> = connections
         .into_iter()
         .map(|connection| tokio::spawn(worker(connection, target.clone(), shape, shared.clone(), start)))
@@ -309,6 +315,32 @@ struct Shared {
     end: u64,
     /// Set when a connection breaks: every worker stops.
     stop: AtomicBool,
+    /// The first id and the rate, when requests are sent at a rate.
+    schedule: Option<(u64, f64)>,
+}
+
+impl Shared {
+    /// When request `id` is due, for a phase that began at `start`.
+    fn due(&self, id: u64, start: Instant) -> Option<Instant> {
+        let (first, rate) = self.schedule?;
+        Some(start + std::time::Duration::from_secs_f64((id - first) as f64 / rate))
+    }
+}
+
+/// Waits until `due`: asleep until about a millisecond before (the timer's resolution), then
+/// yielding, so that requests leave at their time rather than in a burst per timer tick.
+async fn until(due: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= due {
+            return;
+        }
+        if due - now > std::time::Duration::from_millis(2) {
+            tokio::time::sleep(due - now - std::time::Duration::from_millis(1)).await;
+        } else {
+            tokio::task::yield_now().await;
+        }
+    }
 }
 
 async fn worker(
@@ -331,7 +363,15 @@ async fn worker(
             Ok(request) => request,
             Err(why) => return broken(stats, &shared, why),
         };
-        let sent = Instant::now();
+        // At a rate, a request's latency counts from when it was due: waiting for a free
+        // connection is part of it (no coordinated omission).
+        let sent = match shared.due(id, start) {
+            Some(due) => {
+                until(due).await;
+                due
+            }
+            None => Instant::now(),
+        };
         if let Err(e) = connection.ready().await {
             return broken(stats, &shared, format!("connection lost before request {id}: {e}"));
         }

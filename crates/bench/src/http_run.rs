@@ -50,6 +50,7 @@ pub(crate) async fn run(cli: &Cli, url: &str) -> Result<Report, String> {
         mode: if cli.workload.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.connections.unwrap_or(1),
+        rate: cli.rate,
         warmup: warm.received,
         text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
@@ -86,7 +87,8 @@ async fn drive(
         target = Arc::new(Target { legacy: Some(legacy), ..(*target).clone() });
         open = first;
     } else if meter.is_some() {
-        let first = http::run_phase(http::connect_all(&target, 1).await?, target.clone(), shape, 0..1).await;
+        let first =
+            http::run_phase(http::connect_all(&target, 1).await?, target.clone(), shape, 0..1, None).await;
         check_connections(&first, "first request")?;
         if let Some(e) = first.stats.first_error {
             return Err(format!("the first request failed: {e}"));
@@ -100,12 +102,12 @@ async fn drive(
     open.extend(http::connect_all(&target, more).await?);
     let warm_ids = 1..1 + cli.workload.warmup;
     let measured_ids = warm_ids.end..warm_ids.end + cli.workload.requests;
-    let warm = http::run_phase(open, target.clone(), shape, warm_ids).await;
+    let warm = http::run_phase(open, target.clone(), shape, warm_ids, cli.rate).await;
     check_connections(&warm, "warm-up")?;
     if let Some(meter) = meter.as_deref_mut() {
         meter.measure_from_here();
     }
-    let mut measured = http::run_phase(warm.connections, target.clone(), shape, measured_ids).await;
+    let mut measured = http::run_phase(warm.connections, target.clone(), shape, measured_ids, cli.rate).await;
     if let Some(meter) = meter {
         meter.measured(measured.stats.received);
     }

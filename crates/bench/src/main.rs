@@ -57,6 +57,12 @@ pub(crate) struct Cli {
     /// Keep-alive HTTP/1.1 connections, each with one request at a time (with `--url`) [default: 1].
     #[arg(long, requires = "url", value_parser = clap::value_parser!(u32).range(1..))]
     connections: Option<u32>,
+    /// Send at this many requests a second in all (open loop, with `--url`): request n is due
+    /// n / RATE seconds after the phase starts, sent then by the first free connection, and its
+    /// latency counted from when it was due (time spent waiting for a free connection counts).
+    /// Without it each connection sends its next request as soon as the last is answered.
+    #[arg(long, requires = "url", value_name = "RATE", value_parser = positive_rate)]
+    rate: Option<f64>,
     /// Wait this many milliseconds after starting the server, then read its idle memory
     /// before sending the first request (no start-up time is then reported).
     #[arg(long, value_name = "MS", default_value_t = 0)]
@@ -69,6 +75,13 @@ pub(crate) struct Cli {
     command: Vec<String>,
 }
 
+fn positive_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!("{text:?} is not a positive number of requests a second")),
+    }
+}
+
 #[derive(Serialize, Debug)]
 pub(crate) struct Report {
     server: String,
@@ -76,6 +89,9 @@ pub(crate) struct Report {
     mode: &'static str,
     requests: u64,
     concurrency: u32,
+    /// Requests a second asked for (`--rate`), when they were sent at a rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rate: Option<f64>,
     warmup: u64,
     text_bytes: usize,
     elapsed_s: f64,
@@ -176,6 +192,20 @@ mod tests {
         );
         assert!(Cli::try_parse_from(["mcp-load", "--concurrency", "0", "--", "srv"]).is_err());
         assert!(Cli::try_parse_from(["mcp-load"]).is_err());
+    }
+
+    #[test]
+    fn a_rate_needs_a_url_and_a_positive_number() {
+        let cli =
+            Cli::try_parse_from(["mcp-load", "--url", "http://127.0.0.1:9/mcp", "--rate", "5000"]).unwrap();
+        assert_eq!(cli.rate, Some(5000.0));
+        assert!(Cli::try_parse_from(["mcp-load", "--rate", "5000", "--", "srv"]).is_err());
+        for bad in ["0", "-1", "x", "inf"] {
+            assert!(
+                Cli::try_parse_from(["mcp-load", "--url", "http://127.0.0.1:9/mcp", "--rate", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

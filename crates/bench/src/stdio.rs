@@ -45,6 +45,7 @@ pub(crate) async fn run(cli: &Cli) -> Result<Report, String> {
         mode: if cli.workload.legacy { "legacy" } else { "modern" },
         requests: measured.received,
         concurrency: cli.concurrency,
+        rate: None,
         warmup: warm.received,
         text_bytes: cli.workload.text_bytes,
         elapsed_s: elapsed,
