@@ -67,6 +67,11 @@ struct Mailbox {
 }
 
 impl Slot {
+    /// Whether the call has ended (its end not yet taken).
+    fn ended(&self) -> bool {
+        lock(&self.0).end.is_some()
+    }
+
     /// Hands the call an event, or ends it, and wakes it.
     fn put(&self, put: impl FnOnce(&mut Mailbox)) {
         let waker = {
@@ -391,7 +396,16 @@ impl Engine {
             };
             if let Some(bytes) = answer {
                 crate::wire::received(&bytes);
-                self.on_message(bytes, None).await;
+                // Decoded once, as any message: the response to this request ends the call.
+                // Anything else is handled as what it is, and the call fails at once.
+                if !bytes.iter().all(u8::is_ascii_whitespace) {
+                    self.on_message(bytes.clone(), None).await;
+                }
+                if !slot.ended() {
+                    let error = crate::transport::not_the_response(&bytes, &id)
+                        .unwrap_or_else(|| "the server's JSON answer did not end the request".into());
+                    self.finish(&id, CallEnd::Failed(ClientError::lost(TransportError::Unexpected(error))));
+                }
             }
         }
         loop {

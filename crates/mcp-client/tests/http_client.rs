@@ -226,7 +226,7 @@ async fn calls_time_out_when_the_server_stops_answering_and_are_cancelled() {
 
 #[tokio::test]
 async fn answers_that_are_not_mcp_say_what_they_are() {
-    let cases: [(&str, &str, &str); 4] = [
+    let cases: [(&str, &str, &str); 6] = [
         (
             "text/html",
             "<html>hello</html>",
@@ -238,6 +238,12 @@ async fn answers_that_are_not_mcp_say_what_they_are() {
             "application/json",
             r#"{"jsonrpc":"2.0","id":99,"result":{}}"#,
             "is the response to request 99, not to request",
+        ),
+        ("application/json", " \n", "the server answered the request with an empty JSON body"),
+        (
+            "application/json",
+            r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#,
+            "the server's JSON answer is not a JSON-RPC response",
         ),
     ];
     for (content_type, body, expected) in cases {

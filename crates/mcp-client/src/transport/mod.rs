@@ -313,11 +313,12 @@ pub enum Sent {
     /// The inbound channel: the answer (or the request's [`Inbound::Unanswered`]) is pushed
     /// there, as for [`Transport::send`].
     Inbound,
-    /// This future, which reads the answer: it yields the bytes of the JSON-RPC response to the
-    /// request — a response with the request's id, checked — or `None` when the answer was
-    /// something else, which the transport then pushed to the inbound channel with whatever
-    /// it says (an [`Inbound::Unanswered`] for the request at least). Dropping the future
-    /// abandons the answer (HTTP: the connection is closed).
+    /// This future, which reads the answer: it yields the bytes the server answered the
+    /// request with, or `None` when they could not be read (the transport then reported the
+    /// request with an [`Inbound::Unanswered`]). The client core decodes them as any message
+    /// and checks that they are the response to the request (the request fails at once when
+    /// they are not), so the transport need not parse them first. Dropping the future abandons
+    /// the answer (HTTP: the connection is closed).
     Answer(BoxFuture<'static, Option<bytes::Bytes>>),
 }
 
@@ -379,6 +380,32 @@ pub fn response_id(message: &[u8]) -> Option<RequestId> {
         return None;
     }
     peek.id
+}
+
+/// Why a JSON body is not the response to request `id`, or `None` when it is.
+pub(crate) fn not_the_response(body: &[u8], id: &RequestId) -> Option<String> {
+    let found = response_id(body);
+    if found.as_ref() == Some(id) {
+        return None;
+    }
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Some("the server answered the request with an empty JSON body".into());
+    }
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Some("the server's application/json answer is not valid JSON".into());
+    };
+    if let Some(other) = found {
+        return Some(format!(
+            "the server's JSON answer is the response to request {other}, not to request {id}"
+        ));
+    }
+    let message = value.get("error").and_then(|e| e.get("message")).and_then(serde_json::Value::as_str);
+    match message {
+        Some(message) if value.get("id").is_none_or(serde_json::Value::is_null) => {
+            Some(format!("the server answered with an error for no request in particular: {message}"))
+        }
+        _ => Some("the server's JSON answer is not a JSON-RPC response".into()),
+    }
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ use super::config::HttpConfig;
 use super::sse::{SseEvent, SseParser};
 use crate::transport::{
     BoxFuture, Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, Sent, Transport, TransportError,
-    TransportKind, response_id,
+    TransportKind, not_the_response, response_id,
 };
 use crate::wire;
 
@@ -419,8 +419,10 @@ impl Shared {
         }
     }
 
-    /// Reads a JSON answer: the response to `id`, or `None` when the body is something else
-    /// (delivered as it is, with the request reported unanswered) or could not be read.
+    /// Reads a JSON answer whole (bounded): `None` when it could not be read (the request is
+    /// then reported unanswered). Whether it is the response to `id` is not looked at here: the
+    /// client core decodes it anyway and finds out ([`Sent::Answer`]); [`Self::read_in_task`]
+    /// checks for itself.
     async fn read_answer(&self, id: &RequestId, mut response: Response) -> Option<bytes::Bytes> {
         let limit = self.core.config.max_message_size;
         let closing = self.closing.clone();
@@ -431,13 +433,7 @@ impl Shared {
             () = closing.cancelled() => return None,
         };
         match read {
-            Ok(body) => {
-                let Some(error) = not_the_response(&body, id) else { return Some(body) };
-                if !body.iter().all(u8::is_ascii_whitespace) {
-                    self.inbox.push(Inbound::Message(body)).await;
-                }
-                self.unanswered(id, TransportError::Unexpected(error)).await;
-            }
+            Ok(body) => return Some(body),
             Err(ReadError::TooLarge) => {
                 let error = format!("the answer exceeds the limit of {limit} bytes");
                 self.unanswered(id, TransportError::Unexpected(error)).await;
@@ -451,9 +447,16 @@ impl Shared {
     /// ([`Transport::send`] of a request).
     fn read_in_task(self: &Arc<Self>, id: RequestId, reading: BoxFuture<'static, Option<bytes::Bytes>>) {
         let shared = self.clone();
-        self.in_task(id, move |_| async move {
-            if let Some(body) = reading.await {
-                shared.inbox.push(Inbound::Message(body)).await;
+        self.in_task(id, move |id| async move {
+            let Some(body) = reading.await else { return };
+            match not_the_response(&body, &id) {
+                None => shared.inbox.push(Inbound::Message(body)).await,
+                Some(error) => {
+                    if !body.iter().all(u8::is_ascii_whitespace) {
+                        shared.inbox.push(Inbound::Message(body)).await;
+                    }
+                    shared.unanswered(&id, TransportError::Unexpected(error)).await;
+                }
             }
         });
     }
@@ -498,32 +501,6 @@ impl Shared {
         }
         let response = self.core.send(Method::DELETE, &self.core.url, headers, None).await?;
         Ok(response.status())
-    }
-}
-
-/// Why a JSON body is not the response to request `id`, or `None` when it is.
-fn not_the_response(body: &[u8], id: &RequestId) -> Option<String> {
-    let found = response_id(body);
-    if found.as_ref() == Some(id) {
-        return None;
-    }
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Some("the server answered the request with an empty JSON body".into());
-    }
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
-        return Some("the server's application/json answer is not valid JSON".into());
-    };
-    if let Some(other) = found {
-        return Some(format!(
-            "the server's JSON answer is the response to request {other}, not to request {id}"
-        ));
-    }
-    let message = value.get("error").and_then(|e| e.get("message")).and_then(serde_json::Value::as_str);
-    match message {
-        Some(message) if value.get("id").is_none_or(serde_json::Value::is_null) => {
-            Some(format!("the server answered with an error for no request in particular: {message}"))
-        }
-        _ => Some("the server's JSON answer is not a JSON-RPC response".into()),
     }
 }
 
