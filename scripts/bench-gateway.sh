@@ -15,7 +15,11 @@
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS, REQUESTS
 # (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16), TRANSPORTS
 # (default "stdio http"). RATE: HTTP calls a second in all, sent when due (mcp-load --rate; latency
-# counted from when each was due) instead of each connection's next as soon as it can. METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
+# counted from when each was due) instead of each connection's next as soon as it can.
+# UPSTREAM_CORE: the core of the HTTP gateway's upstream (default: the gateway's, core 1). With
+# RATE, 0 keeps the two processes of the gateway's path from taking turns on one core (whose
+# scheduler slices of milliseconds then show as the tail), the upstream beside a load generator
+# that mostly sleeps. METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,7 +61,12 @@ wait_port() {
 
 # The upstream of the HTTP gateway: one `mcpkit serve --http`, for every HTTP run.
 upstream_port=$(free_port)
-"${server_pin[@]}" "$MCPKIT" serve --http "127.0.0.1:$upstream_port" 2>/dev/null &
+upstream_pin=("${server_pin[@]}")
+if [ -n "${UPSTREAM_CORE:-}" ] && [ ${#server_pin[@]} -gt 0 ]; then
+  upstream_pin=(taskset -c "$UPSTREAM_CORE")
+  pinning="gateway/server on core 1, the HTTP upstream on core $UPSTREAM_CORE, load on core 0"
+fi
+"${upstream_pin[@]}" "$MCPKIT" serve --http "127.0.0.1:$upstream_port" 2>/dev/null &
 upstream_pid=$!
 wait_port "$upstream_port"
 printf '[servers.echo]\nurl = "http://127.0.0.1:%s/mcp"\n' "$upstream_port" >"$work/http.toml"

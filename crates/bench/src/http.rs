@@ -276,9 +276,17 @@ pub(crate) async fn run_phase(
         schedule: rate.map(|rate| (ids.start, rate)),
     });
     let count = ids.end.saturating_sub(ids.start);
+    let permits = rate.map(|_| {
+        let permits = Arc::new(tokio::sync::Semaphore::new(0));
+        let (pacing, granting) = (shared.clone(), permits.clone());
+        std::thread::spawn(move || pace(pacing, start, granting));
+        permits
+    });
     let workers: Vec<_> = connections
         .into_iter()
-        .map(|connection| tokio::spawn(worker(connection, target.clone(), shape, shared.clone(), start)))
+        .map(|connection| {
+            tokio::spawn(worker(connection, target.clone(), shape, shared.clone(), start, permits.clone()))
+        })
         .collect();
     let mut phase = Phase {
         connections: Vec::with_capacity(workers.len()),
@@ -327,19 +335,20 @@ impl Shared {
     }
 }
 
-/// Waits until `due`: asleep until about a millisecond before (the timer's resolution), then
-/// yielding, so that requests leave at their time rather than in a burst per timer tick.
-async fn until(due: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= due {
-            return;
+/// Grants one request a permit at each due time (`--rate`), from a thread of its own that
+/// sleeps in between with the kernel's timer slack lowered to a microsecond: requests leave
+/// within some microseconds of their time, and the load generator does not spin on its core.
+fn pace(shared: Arc<Shared>, start: Instant, permits: Arc<tokio::sync::Semaphore>) {
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_timerslack(1_000);
+    for id in shared.next.load(Ordering::Relaxed)..shared.end {
+        if shared.stop.load(Ordering::Relaxed) {
+            break;
         }
-        if due - now > std::time::Duration::from_millis(2) {
-            tokio::time::sleep(due - now - std::time::Duration::from_millis(1)).await;
-        } else {
-            tokio::task::yield_now().await;
+        if let Some(due) = shared.due(id, start) {
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
         }
+        permits.add_permits(1);
     }
 }
 
@@ -349,11 +358,21 @@ async fn worker(
     shape: Shape,
     shared: Arc<Shared>,
     start: Instant,
+    permits: Option<Arc<tokio::sync::Semaphore>>,
 ) -> (Option<Connection>, PhaseStats, Option<String>) {
     let mut stats = PhaseStats::default();
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             break;
+        }
+        // At a rate, the next request once it is due (the pacer's permit).
+        if let Some(permits) = &permits {
+            match tokio::time::timeout(std::time::Duration::from_millis(100), permits.acquire()).await {
+                Ok(Ok(permit)) => permit.forget(),
+                // Every due request is taken by now (or the phase stopped).
+                Err(_) if shared.next.load(Ordering::Relaxed) >= shared.end => break,
+                _ => continue,
+            }
         }
         let id = shared.next.fetch_add(1, Ordering::Relaxed);
         if id >= shared.end {
@@ -365,13 +384,7 @@ async fn worker(
         };
         // At a rate, a request's latency counts from when it was due: waiting for a free
         // connection is part of it (no coordinated omission).
-        let sent = match shared.due(id, start) {
-            Some(due) => {
-                until(due).await;
-                due
-            }
-            None => Instant::now(),
-        };
+        let sent = shared.due(id, start).unwrap_or_else(Instant::now);
         if let Err(e) = connection.ready().await {
             return broken(stats, &shared, format!("connection lost before request {id}: {e}"));
         }

@@ -58,8 +58,9 @@ pub(crate) struct Cli {
     #[arg(long, requires = "url", value_parser = clap::value_parser!(u32).range(1..))]
     connections: Option<u32>,
     /// Send at this many requests a second in all (open loop, with `--url`): request n is due
-    /// n / RATE seconds after the phase starts, sent then by the first free connection, and its
-    /// latency counted from when it was due (time spent waiting for a free connection counts).
+    /// n / RATE seconds after the phase starts, sent then by the first free connection (a
+    /// pacing thread that sleeps in between wakes it, within microseconds), and its latency counted from when
+    /// it was due (time spent waiting for a free connection counts).
     /// Without it each connection sends its next request as soon as the last is answered.
     #[arg(long, requires = "url", value_name = "RATE", value_parser = positive_rate)]
     rate: Option<f64>,
