@@ -140,6 +140,17 @@ fn build_server(
 
 /// Serves `tables` on `server`, swapping in only the lists that changed (`seen` holds what
 /// it serves now).
+/// Builds `view`'s tables from its upstream's listings, under the upstream's own names, and
+/// serves them.
+fn fill_view(view: &crate::view::View, up: &Arc<Upstream>, settings: &Settings) {
+    let mut tables = {
+        let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
+        aggregate::aggregate(std::slice::from_ref(up), settings, &mut memories, aggregate::Names::Own)
+    };
+    view.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
+    install(&view.server, &view.seen, tables);
+}
+
 fn install(server: &Server, seen_now: &Mutex<Seen>, tables: Tables) {
     let Tables { tools, prompts, resources, skills, seen, .. } = tables;
     let skills = (!skills.entries.is_empty() || skills.directory_read).then(|| {
@@ -475,10 +486,10 @@ impl Gateway {
         self.follow();
     }
 
-    /// Each upstream's own endpoint: made for a new upstream, its tables built again under
-    /// the upstream's own names, closed when the upstream is gone.
-    /// Made on first use ([`Gateway::upstream_server`]): a gateway whose upstreams' own
-    /// endpoints nobody uses builds no second set of tables.
+    /// Each upstream's own endpoint already made: its tables built again under the upstream's
+    /// own names, closed when the upstream is gone. One is made on first use
+    /// ([`Gateway::upstream_server`]): a gateway whose upstreams' own endpoints nobody uses
+    /// builds no second set of tables.
     fn apply_views(&self) {
         let _making = self.inner.making_views.lock().unwrap_or_else(|e| e.into_inner());
         let upstreams = self.inner.upstreams.load();
@@ -487,17 +498,7 @@ impl Gateway {
         let mut next = crate::view::Views::new();
         for up in upstreams.iter() {
             let Some(view) = current.get(up.name()).cloned() else { continue };
-            let mut tables = {
-                let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
-                aggregate::aggregate(
-                    std::slice::from_ref(up),
-                    &settings,
-                    &mut memories,
-                    aggregate::Names::Own,
-                )
-            };
-            view.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
-            install(&view.server, &view.seen, tables);
+            fill_view(&view, up, &settings);
             next.insert(up.name().to_owned(), view);
         }
         for (name, view) in current.iter() {
@@ -563,13 +564,7 @@ impl Gateway {
                 return None;
             }
         };
-        let settings = self.inner.settings.load();
-        let mut tables = {
-            let mut memories = view.memories.lock().unwrap_or_else(|e| e.into_inner());
-            aggregate::aggregate(std::slice::from_ref(up), &settings, &mut memories, aggregate::Names::Own)
-        };
-        view.routes.store(Arc::new(std::mem::take(&mut tables.routes)));
-        install(&view.server, &view.seen, tables);
+        fill_view(&view, up, &self.inner.settings.load());
         let mut next = (*current).clone();
         next.insert(name.to_owned(), view.clone());
         self.inner.views.store(Arc::new(next));
