@@ -79,13 +79,19 @@ impl Key {
     }
 
     fn is(&self, labels: &Labels<'_>) -> bool {
-        self.method == labels.method
+        same(self.method, labels.method)
             && *self.tool == *labels.tool
             && *self.prompt == *labels.prompt
-            && self.version == labels.version
-            && self.outcome == labels.outcome
+            && same(self.version, labels.version)
+            && same(self.outcome, labels.outcome)
             && self.error == labels.error
     }
+}
+
+/// Whether two static labels are equal: nearly always the very same string (the label
+/// functions return constants), seen without comparing their bytes.
+fn same(a: &'static str, b: &'static str) -> bool {
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 /// One series: a count per bucket (the last is `+Inf`) and the sum in nanoseconds.

@@ -117,7 +117,7 @@ impl Tracing {
     }
 
     fn record(&self, span: Finished<'_>) {
-        let Finished { name, text, kind, ids, start, end, attributes, error } = span;
+        let Finished { name, text, kind, ids, end, duration, attributes, error } = span;
         if !ids.sampled {
             return;
         }
@@ -129,8 +129,8 @@ impl Tracing {
             name,
             text,
             kind,
-            start,
             end,
+            duration,
             attributes,
             error,
         });
@@ -176,8 +176,8 @@ struct Finished<'a> {
     text: String,
     kind: Kind,
     ids: &'a SpanIds,
-    start: SystemTime,
     end: SystemTime,
+    duration: std::time::Duration,
     attributes: Attributes,
     error: Option<String>,
 }
@@ -233,7 +233,6 @@ impl Observer for Tracing {
     fn finished(&self, r: &Observed<'_>) {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = SystemTime::now();
-        let start = end.checked_sub(r.duration).unwrap_or(end);
         // The request's own values, in one string the attributes point into: `method item`
         // (the span's name), the id, the session.
         let mut text = String::with_capacity(
@@ -282,8 +281,8 @@ impl Observer for Tracing {
             text,
             kind: Kind::Server,
             ids,
-            start,
             end,
+            duration: r.duration,
             attributes,
             error: None,
         });
@@ -306,14 +305,15 @@ impl ClientSpan {
 
     /// Ends the span now, as failed with `error` when given.
     pub fn end(self, attributes: Vec<(&'static str, String)>, error: Option<String>) {
+        let end = SystemTime::now();
         let attributes = Attributes::List(attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect());
         self.tracing.record(Finished {
             name: Text::Owned(self.name),
             text: String::new(),
             kind: Kind::Client,
             ids: &self.ids,
-            start: self.start,
-            end: SystemTime::now(),
+            end,
+            duration: end.duration_since(self.start).unwrap_or_default(),
             attributes,
             error,
         });
