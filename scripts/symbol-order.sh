@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Writes crates/mcpkit/link/symbol-order.txt: the functions `mcpkit` runs from start to idle (a
+# gateway with one stdio upstream, the upstream itself, `serve --http`), then those a few calls
+# through the gateway add. crates/mcpkit/build.rs has the linker place them first, together, so
+# that start-up maps a few MiB of code instead of most of the binary (docs/PERFORMANCE.md, "Idle
+# memory"). Run it again after updating dependencies or the toolchain (the names carry hashes
+# that change with them; names the build no longer has are skipped, so a stale list costs
+# memory, never correctness).
+#
+#   cargo build --release -p mcpkit -p bench && scripts/symbol-order.sh
+#   scripts/symbol-order.sh --check   # how many of the listed names the release binary has
+#
+# Needs valgrind (callgrind records every function that runs) and nm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MCPKIT=$(realpath "${MCPKIT:-target/release/mcpkit}")
+MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
+OUT=crates/mcpkit/link/symbol-order.txt
+if [ "${1:-}" = --check ]; then
+  listed=$(wc -l <"$OUT")
+  found=$(nm --defined-only "$MCPKIT" | awk '$2 ~ /^[tT]$/ {print $3}' | sort | comm -12 - <(sort "$OUT") | wc -l)
+  echo "$found of the $listed functions listed in $OUT are in $MCPKIT"
+  [ "$found" -ge $((listed * 9 / 10)) ] || { echo "stale: run scripts/symbol-order.sh again" >&2; exit 1; }
+  exit 0
+fi
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+cat > "$work/gateway.toml" <<TOML
+[servers.echo]
+command = "$MCPKIT"
+args = ["serve", "--stdio"]
+TOML
+
+grind() { # grind NAME ARGS...: runs mcpkit under callgrind, its children too
+  local name=$1; shift
+  valgrind --tool=callgrind --demangle=no --compress-strings=no --dump-instr=no --trace-children=yes \
+    --callgrind-out-file="$work/$name.%p" "$MCPKIT" "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=($!)
+}
+url_of() { # url_of NAME: waits for the `listening on` line
+  for _ in $(seq 1 240); do
+    if grep -q "upstream echo: ready\|listening on" "$work/$1.err" 2>/dev/null \
+      && url=$(grep -o 'listening on http://[^ ]*/mcp' "$work/$1.err" | head -1); then
+      echo "${url#listening on }"; return 0
+    fi
+    sleep 0.5
+  done
+  echo "no URL from $1" >&2; return 1
+}
+stop_all() { for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done; wait || true; pids=(); }
+
+# 1. Start and idle.
+grind idle-gateway gateway --config "$work/gateway.toml" --http 127.0.0.1:0
+grind idle-serve serve --http 127.0.0.1:0
+url_of idle-gateway >/dev/null; url_of idle-serve >/dev/null
+for _ in $(seq 1 60); do grep -q "ready" "$work/idle-gateway.err" && break; sleep 0.5; done
+sleep 4
+stop_all
+
+# 2. A few calls through the gateway (the code the first calls bring in).
+grind calls-gateway gateway --config "$work/gateway.toml" --http 127.0.0.1:0
+url=$(url_of calls-gateway)
+for _ in $(seq 1 60); do grep -q "ready" "$work/calls-gateway.err" && break; sleep 0.5; done
+if [ -x "$MCP_LOAD" ]; then
+  "$MCP_LOAD" --url "$url" --connections 2 --requests 50 --warmup 0 --json >/dev/null
+fi
+stop_all
+
+nm --defined-only "$MCPKIT" >"$work/nm.txt"
+python3 - "$work" "$OUT" <<'PY'
+import glob, re, sys
+work, out = sys.argv[1], sys.argv[2]
+text = {}
+for line in open(f"{work}/nm.txt"):
+    p = line.split()
+    if len(p) == 3 and p[1] in "tT":
+        text[p[2]] = int(p[0], 16)
+# The gateway's own process and its stdio upstream (`serve --stdio`), told apart by their
+# command lines.
+files = glob.glob(f"{work}/idle-gateway.[0-9]*")
+def is_gateway(f):
+    return any(line.startswith("cmd:") and " gateway " in line for line in open(f, errors="replace"))
+def names_in(f):
+    names = set()
+    for line in open(f, errors="replace"):
+        if line.startswith("fn="):
+            name = re.sub(r"^\(\d+\) ?", "", line[3:].strip())
+            if name in text:
+                names.add(name)
+    return names
+def ran(prefix):
+    return set().union(*(names_in(f) for f in glob.glob(f"{work}/{prefix}[0-9]*")))
+gateway = set().union(*(names_in(f) for f in files if is_gateway(f)))
+serve = set().union(*(names_in(f) for f in files if not is_gateway(f))) | ran("idle-serve.")
+calls = ran("calls-gateway.") - gateway - serve
+by_address = lambda names: sorted(names, key=lambda n: text[n])
+# The gateway's own, then what both run, then the server's own: each process's start-up code is
+# one run of pages.
+order = by_address(gateway - serve) + by_address(gateway & serve) + by_address(serve - gateway)
+with open(out, "w") as f:
+    f.write("\n".join(order + by_address(calls)) + "\n")
+print(f"{out}: {len(gateway | serve)} functions run from start to idle ({len(gateway)} by the gateway, {len(serve)} by servers), {len(calls)} more by the first calls")
+PY
