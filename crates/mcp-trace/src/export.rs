@@ -1,7 +1,9 @@
-//! The span pipeline: finished spans wait in one bounded queue and a thread of their own sends
-//! them as OTLP/HTTP protobuf in batches. The request path only appends a compact record to the
-//! queue (one short lock); the thread is woken when a batch is full, when its delay is over and
-//! at shutdown — never once per span.
+//! The span pipeline: a finished span is encoded as OTLP protobuf by the thread that finished it,
+//! while its values are still in that thread's cache, and appended to the batch being filled
+//! (one short lock, one copy); a thread of its own sends the batches over OTLP/HTTP. It is woken
+//! when a batch is full, when its delay is over and at shutdown — never once per span — and
+//! only writes the request's heads in front of what the batch already holds: it reads no span
+//! and frees nothing the request path allocated.
 //!
 //! Batching follows the standard variables of OpenTelemetry's batch span processor:
 //! `OTEL_BSP_SCHEDULE_DELAY` (milliseconds between exports, default 5,000),
@@ -178,8 +180,20 @@ impl Batching {
     }
 }
 
+/// Spans encoded and waiting: one export request's body in the making ([`Fixed::open`]).
+#[derive(Default)]
+struct Batch {
+    body: Vec<u8>,
+    spans: usize,
+}
+
 struct Queue {
-    spans: Vec<Record>,
+    /// Batches of `max_batch` spans, waiting for the thread.
+    full: Vec<Batch>,
+    /// The batch being filled.
+    filling: Batch,
+    /// Spans in `full` and `filling`, bounded by `max_queue`.
+    waiting: usize,
     /// Spans dropped because the queue was full, since the last export said so.
     dropped: u64,
     /// A flush asked for: export what waits now.
@@ -191,6 +205,12 @@ struct Shared {
     queue: Mutex<Queue>,
     wake: Condvar,
     batching: Batching,
+    fixed: Fixed,
+}
+
+thread_local! {
+    /// Where a span is encoded before it is appended to the batch (outside the queue's lock).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(512));
 }
 
 impl Shared {
@@ -219,13 +239,21 @@ impl Pipeline {
         batching: Batching,
     ) -> Result<Pipeline, String> {
         let shared = Arc::new(Shared {
-            queue: Mutex::new(Queue { spans: Vec::new(), dropped: 0, flush: false, closing: false }),
+            queue: Mutex::new(Queue {
+                full: Vec::new(),
+                filling: Batch::default(),
+                waiting: 0,
+                dropped: 0,
+                flush: false,
+                closing: false,
+            }),
             wake: Condvar::new(),
             batching,
+            fixed: Fixed::new(&resource),
         });
         // The blocking client is built on the thread itself: it runs a runtime of its own, which
         // may be neither built nor dropped inside the caller's (async) context.
-        let exporter = Exporter { target, fixed: Fixed::new(&resource) };
+        let exporter = Exporter { target };
         let thread = std::thread::Builder::new()
             .name("mcpkit-traces".into())
             .spawn({
@@ -236,21 +264,33 @@ impl Pipeline {
         Ok(Pipeline { shared, thread: Mutex::new(Some(thread)) })
     }
 
-    /// Queues a finished span; dropped (and counted) when the queue is full.
+    /// Queues a finished span, encoded; dropped (and counted) when the queue is full.
     pub(crate) fn push(&self, record: Record) {
-        let mut queue = self.shared.lock();
-        if queue.closing {
-            return;
-        }
-        if queue.spans.len() >= self.shared.batching.max_queue {
-            queue.dropped += 1;
-            return;
-        }
-        queue.spans.push(record);
-        if queue.spans.len() == self.shared.batching.max_batch {
-            drop(queue);
-            self.shared.wake.notify_one();
-        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            span_field(scratch, &record);
+            let shared = &*self.shared;
+            let mut queue = shared.lock();
+            if queue.closing {
+                return;
+            }
+            if queue.waiting >= shared.batching.max_queue {
+                queue.dropped += 1;
+                return;
+            }
+            if queue.filling.body.is_empty() {
+                queue.filling.body = shared.fixed.open(shared.batching.max_batch);
+            }
+            queue.filling.body.extend_from_slice(scratch);
+            queue.filling.spans += 1;
+            queue.waiting += 1;
+            if queue.filling.spans == shared.batching.max_batch {
+                let full = std::mem::take(&mut queue.filling);
+                queue.full.push(full);
+                drop(queue);
+                shared.wake.notify_one();
+            }
+        });
     }
 
     /// Exports what waits and stops the thread; later spans are dropped. Blocks until the last
@@ -282,7 +322,6 @@ impl Drop for Pipeline {
 
 struct Exporter {
     target: OtlpTarget,
-    fixed: Fixed,
 }
 
 impl Exporter {
@@ -296,14 +335,11 @@ impl Exporter {
             }
         };
         let batching = shared.batching;
-        // The queue's next vector: the last batch's, emptied, so that the request path pushes
-        // into room already there instead of growing a new vector from nothing each time.
-        let mut spare: Vec<Record> = Vec::with_capacity(batching.max_batch);
         loop {
-            let (spans, dropped, closing) = {
+            let (batches, dropped, closing) = {
                 let mut queue = shared.lock();
                 let deadline = std::time::Instant::now() + batching.delay;
-                while queue.spans.len() < batching.max_batch && !queue.closing && !queue.flush {
+                while queue.full.is_empty() && !queue.closing && !queue.flush {
                     let left = deadline.saturating_duration_since(std::time::Instant::now());
                     if left.is_zero() {
                         break;
@@ -311,28 +347,28 @@ impl Exporter {
                     queue = shared.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
                 }
                 queue.flush = false;
-                let spans = std::mem::replace(&mut queue.spans, std::mem::take(&mut spare));
-                (spans, std::mem::take(&mut queue.dropped), queue.closing)
+                let mut batches = std::mem::take(&mut queue.full);
+                if queue.filling.spans > 0 {
+                    batches.push(std::mem::take(&mut queue.filling));
+                }
+                queue.waiting = 0;
+                (batches, std::mem::take(&mut queue.dropped), queue.closing)
             };
             if dropped > 0 {
                 tracing::warn!(
                     "{dropped} spans were dropped: the trace queue (OTEL_BSP_MAX_QUEUE_SIZE) was full"
                 );
             }
-            for batch in spans.chunks(batching.max_batch.max(1)) {
-                self.export(&client, batch);
+            for batch in batches {
+                self.export(&client, shared.fixed.close(batch.body), batch.spans);
             }
-            spare = spans;
-            spare.clear();
             if closing {
                 return;
             }
         }
     }
 
-    fn export(&self, client: &reqwest::blocking::Client, batch: &[Record]) {
-        let count = batch.len();
-        let body = encode(&self.fixed, batch);
+    fn export(&self, client: &reqwest::blocking::Client, body: bytes::Bytes, count: usize) {
         let mut post =
             client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
         for (name, value) in &self.target.headers {
@@ -483,45 +519,70 @@ impl Fixed {
 /// Room for what precedes the spans and is known only after them: two tags and two lengths.
 const HEAD_ROOM: usize = 2 * (1 + 10);
 
-/// One `ExportTraceServiceRequest`: the resource, the scope `mcpkit`, the spans. Written in
-/// one buffer, each byte once: the spans go straight into place (a span's length is patched in
-/// after it), and the enclosing messages' tags and lengths are written into the room left in
-/// front of them; the request is the slice of that buffer it fills.
-pub(crate) fn encode(fixed: &Fixed, batch: &[Record]) -> bytes::Bytes {
-    let front = HEAD_ROOM + fixed.resource.len();
-    let mut out = Vec::with_capacity(front + fixed.scope.len() + batch.len() * 320);
-    out.resize(front, 0);
-    out.extend_from_slice(&fixed.scope);
-    for record in batch {
-        out.push(2 << 3 | LEN);
-        let at = out.len();
-        // A two-byte length (spans of 128 to 16,383 bytes, nearly all), patched in below.
-        out.extend_from_slice(&[0, 0]);
-        span(&mut out, record);
-        let len = out.len() - at - 2;
-        if len < 0x80 {
-            out[at] = len as u8;
-            out.remove(at + 1);
-        } else if len < 0x4000 {
-            out[at] = (len as u8) | 0x80;
-            out[at + 1] = (len >> 7) as u8;
-        } else {
-            let mut length = Vec::with_capacity(4);
-            varint(&mut length, len as u64);
-            out.splice(at..at + 2, length);
-        }
+/// What a batch starts with before its first span is appended, at most (so that opening one
+/// never maps fresh memory under the queue's lock); it grows as spans come.
+const FIRST_CAPACITY: usize = 64 * 1024;
+
+impl Fixed {
+    /// A new `ExportTraceServiceRequest` body, to append spans to ([`span_field`]): room for
+    /// the heads, the resource (written by [`Fixed::close`]), then the scope.
+    fn open(&self, spans: usize) -> Vec<u8> {
+        let front = HEAD_ROOM + self.resource.len();
+        let capacity = (front + self.scope.len() + spans.saturating_mul(320)).min(FIRST_CAPACITY);
+        let mut out = Vec::with_capacity(capacity.max(front + self.scope.len()));
+        out.resize(front, 0);
+        out.extend_from_slice(&self.scope);
+        out
     }
-    let scope_spans = out.len() - front;
-    let mut head = Vec::with_capacity(front);
-    let resource_spans = fixed.resource.len() + 1 + varint_len(scope_spans as u64) + scope_spans;
-    tag(&mut head, 1, LEN);
-    varint(&mut head, resource_spans as u64);
-    head.extend_from_slice(&fixed.resource);
-    tag(&mut head, 2, LEN);
-    varint(&mut head, scope_spans as u64);
-    let start = front - head.len();
-    out[start..front].copy_from_slice(&head);
-    bytes::Bytes::from(out).slice(start..)
+
+    /// The request: the enclosing messages' tags and lengths and the resource written into the
+    /// room left in front of the spans; the slice of the buffer they fill (no copy of the spans).
+    fn close(&self, mut out: Vec<u8>) -> bytes::Bytes {
+        let front = HEAD_ROOM + self.resource.len();
+        let scope_spans = out.len() - front;
+        let mut head = Vec::with_capacity(front);
+        let resource_spans = self.resource.len() + 1 + varint_len(scope_spans as u64) + scope_spans;
+        tag(&mut head, 1, LEN);
+        varint(&mut head, resource_spans as u64);
+        head.extend_from_slice(&self.resource);
+        tag(&mut head, 2, LEN);
+        varint(&mut head, scope_spans as u64);
+        let start = front - head.len();
+        out[start..front].copy_from_slice(&head);
+        bytes::Bytes::from(out).slice(start..)
+    }
+}
+
+/// Appends one span as a field of `ScopeSpans`: its tag, its length, the `Span`. The span goes
+/// straight into place and its length is patched in after it.
+fn span_field(out: &mut Vec<u8>, record: &Record) {
+    out.push(2 << 3 | LEN);
+    let at = out.len();
+    // A two-byte length (spans of 128 to 16,383 bytes, nearly all), patched in below.
+    out.extend_from_slice(&[0, 0]);
+    span(out, record);
+    let len = out.len() - at - 2;
+    if len < 0x80 {
+        out[at] = len as u8;
+        out.remove(at + 1);
+    } else if len < 0x4000 {
+        out[at] = (len as u8) | 0x80;
+        out[at + 1] = (len >> 7) as u8;
+    } else {
+        let mut length = Vec::with_capacity(4);
+        varint(&mut length, len as u64);
+        out.splice(at..at + 2, length);
+    }
+}
+
+/// One `ExportTraceServiceRequest` of `batch`, as the pipeline writes them.
+#[cfg(test)]
+fn encode(fixed: &Fixed, batch: &[Record]) -> bytes::Bytes {
+    let mut out = fixed.open(batch.len());
+    for record in batch {
+        span_field(&mut out, record);
+    }
+    fixed.close(out)
 }
 
 #[cfg(test)]
@@ -668,6 +729,40 @@ mod tests {
         pipeline.push(record(4, None, None));
         pipeline.shutdown();
         assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
+    }
+
+    /// While the thread is stuck sending (a receiver that takes the request and never
+    /// answers), spans beyond `max_queue` are dropped and counted, not kept: the queue's memory
+    /// is bounded whatever the receiver does.
+    #[test]
+    fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut target =
+            OtlpTarget::new(format!("http://{}/v1/traces", listener.local_addr().unwrap()), "svc");
+        target.timeout = Duration::from_secs(30);
+        let (accepted, hanging) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut first = [0u8; 1];
+                let _ = stream.read(&mut first);
+                held.push(stream);
+                let _ = accepted.send(());
+            }
+        });
+        let batching = Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 2 };
+        let pipeline = Pipeline::start(target, Vec::new(), batching).unwrap();
+        pipeline.push(record(1, None, None));
+        pipeline.push(record(2, None, None));
+        hanging.recv_timeout(Duration::from_secs(10)).expect("the first batch is being sent");
+        for n in 3..10 {
+            pipeline.push(record(n, None, None));
+        }
+        let queue = pipeline.shared.lock();
+        assert_eq!((queue.waiting, queue.dropped), (4, 3));
+        assert_eq!(queue.full.len(), 2, "two full batches wait");
+        assert_eq!(queue.filling.spans, 0);
     }
 
     #[test]
