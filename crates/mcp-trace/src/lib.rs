@@ -17,8 +17,8 @@
 //! `OTEL_BSP_*`); [`Tracing::from_env`] gives nothing when no endpoint is set (or
 //! `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`), and then no observer is set and the
 //! request path does none of this. Spans are recorded by mcpkit's own pipeline (`export`): the
-//! request path appends a compact record to a bounded queue, and a thread of its own writes
-//! them as OTLP protobuf and sends them in batches — no OpenTelemetry SDK span, and no message
+//! request path writes each span as OTLP protobuf and appends it to a bounded queue of
+//! batches, and a thread of its own sends them — no OpenTelemetry SDK span, and no message
 //! object, is built per request.
 
 mod export;
