@@ -147,6 +147,24 @@ pub(crate) struct Engine {
     cancel_by_notification: AtomicBool,
 }
 
+/// Notifications sent outside any call that [`Client::notifications`](crate::Client::notifications)
+/// receivers may fall behind by before they lag (each lagging receiver is told how many it
+/// missed; the client's own readers list again or clear their cache). A broadcast channel
+/// allocates every slot when it is made, so this is memory each connection holds from its start:
+/// 256 slots of a `ServerNotification` are about 64 KiB (1,024 were 254 KiB a connection — a
+/// gateway holds one per upstream and one per session child).
+pub(crate) const NOTIFICATION_BUFFER: usize = 256;
+
+// Checked when the crate builds: the buffer stays a small, fixed cost per connection (a slot is
+// the value, its position, the count of receivers still to read it, and a lock), yet holds more
+// than one burst the read loop can deliver before the runtime lets a receiver run (Tokio's
+// budget: 128).
+const _: () = {
+    let slot = std::mem::size_of::<ServerNotification>() + 3 * std::mem::size_of::<u64>();
+    assert!(NOTIFICATION_BUFFER * slot <= 80 * 1024, "the notification buffer outgrew 80 KiB a connection");
+    assert!(NOTIFICATION_BUFFER > 128, "a burst of one scheduling budget must fit the notification buffer");
+};
+
 impl Engine {
     pub(crate) fn start(
         transport: Arc<dyn Transport>,
@@ -154,7 +172,7 @@ impl Engine {
         handlers: Handlers,
         limits: QueueLimits,
     ) -> Arc<Engine> {
-        let (notifications, _) = broadcast::channel(1024);
+        let (notifications, _) = broadcast::channel(NOTIFICATION_BUFFER);
         let (refusals, refused) = mpsc::channel(limits.server_requests.max(1));
         let engine = Arc::new(Engine {
             transport,
@@ -782,3 +800,4 @@ fn to_value<T: serde::Serialize>(result: Result<T, ErrorObject>) -> Result<Value
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+

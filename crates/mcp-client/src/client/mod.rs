@@ -71,6 +71,7 @@ const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// | inbound messages waiting for the core | 64 | [`ClientBuilder::queue_limits`] ([`QueueLimits::inbound`]) |
 /// | notifications waiting for one call | 256 | [`QueueLimits::call_events`] |
 /// | events waiting for a subscription's reader | 1,024 | [`QueueLimits::subscription_events`] |
+/// | notifications a [`Client::notifications`] receiver may fall behind by before it lags | 256 | fixed |
 /// | server→client requests answered at once | 16 | [`QueueLimits::server_requests`] |
 /// | output schemas | [`Limits::default`] | [`ClientBuilder::validate_output`] |
 ///
