@@ -282,13 +282,14 @@ async fn forward<T: Send + 'static>(
     if upstream.caller_credentials.is_some() {
         options = Box::pin(credentialed(upstream, call, options)).await?;
     }
-    let (tx, mut rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
+    // The upstream's progress, queued for the caller (only when the caller asked for it).
+    let mut reports = None;
     if progress.is_requested() {
+        let (tx, rx) = mpsc::channel::<Report>(PROGRESS_QUEUE);
+        reports = Some(rx);
         options = options.reset_timeout_on_progress(true).on_progress(move |p| {
             let _ = tx.try_send((p.progress, p.total, p.message.clone()));
         });
-    } else {
-        drop(tx);
     }
     // Log messages: asked of the upstream at the caller's level, passed back while this is
     // the only request in flight through that upstream (a log message names no request).
@@ -299,11 +300,11 @@ async fn forward<T: Send + 'static>(
     }
     let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options, caller, lane.clone()));
     tokio::pin!(running);
-    let mut reporting = true;
+    let mut reporting = reports.is_some();
     let outcome = loop {
         tokio::select! {
             outcome = &mut running => break outcome,
-            report = rx.recv(), if reporting => match report {
+            report = next_report(&mut reports), if reporting => match report {
                 Some((value, total, message)) => Box::pin(progress.report(value, total, message.as_deref())).await,
                 None => reporting = false,
             },
@@ -318,8 +319,10 @@ async fn forward<T: Send + 'static>(
         }
     };
     // What the upstream sent before its answer has arrived by now: pass it on first.
-    while let Ok((value, total, message)) = rx.try_recv() {
-        Box::pin(progress.report(value, total, message.as_deref())).await;
+    if let Some(reports) = reports.as_mut() {
+        while let Ok((value, total, message)) = reports.try_recv() {
+            Box::pin(progress.report(value, total, message.as_deref())).await;
+        }
     }
     if let Some(receiver) = logs.as_mut() {
         while let Ok(n) = receiver.try_recv() {
@@ -369,6 +372,14 @@ pub(crate) async fn credentialed(
     let credential =
         credentials.for_caller(upstream.name(), call.principal()).await.map_err(Rejection::Protocol)?;
     Ok(options.authorization(credential))
+}
+
+/// The next progress report, or none once the upstream's call is done with them.
+async fn next_report(reports: &mut Option<mpsc::Receiver<Report>>) -> Option<Report> {
+    match reports.as_mut() {
+        Some(rx) => rx.recv().await,
+        None => None,
+    }
 }
 
 async fn next_log(logs: &mut Option<broadcast::Receiver<ServerNotification>>) -> Option<ServerNotification> {

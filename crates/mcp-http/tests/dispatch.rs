@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_server::{Args, ResponseStream, Server, State, Tools};
+use mcp_server::{Args, Cancel, ResponseStream, Server, State, Tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -60,6 +60,21 @@ async fn parked(State(parked): State<Parked>) -> &'static str {
     "never"
 }
 
+/// `watching` signals when it starts and when it sees its cancellation (`Cancel`), which it
+/// waits for.
+#[derive(Clone, Default)]
+struct Watching {
+    entered: Arc<Notify>,
+    saw_cancel: Arc<Notify>,
+}
+
+async fn watching(cancel: Cancel, State(watching): State<Watching>) -> &'static str {
+    watching.entered.notify_one();
+    cancel.cancelled().await;
+    watching.saw_cancel.notify_one();
+    "cancelled"
+}
+
 /// Asks to end its response stream (legacy: the client resumes with `Last-Event-ID`).
 async fn polled(stream: ResponseStream) -> &'static str {
     stream.close();
@@ -70,18 +85,21 @@ struct Running {
     addr: std::net::SocketAddr,
     runs: Runs,
     parked: Parked,
+    watching: Watching,
 }
 
 async fn start() -> Running {
-    let (runs, parked_state) = (Runs::default(), Parked::default());
+    let (runs, parked_state, watching_state) = (Runs::default(), Parked::default(), Watching::default());
     let server = Server::builder("dispatch-test", "1")
         .state(runs.clone())
         .state(parked_state.clone())
+        .state(watching_state.clone())
         .tools(
             Tools::new()
                 .add("region", "Region", region)
                 .add("parked", "Parked", parked)
                 .add("polled", "Polled", polled)
+                .add("watching", "Watching", watching)
                 .add_tool(
                     mcp_types::Tool::without_arguments("tasked")
                         .with_task_support(mcp_types::TaskSupport::Optional),
@@ -96,7 +114,7 @@ async fn start() -> Running {
     // Frequent keep-alive comments: a closed connection is noticed at the next write.
     config.keep_alive = Duration::from_millis(50);
     tokio::spawn(mcp_http::serve(server, bound, Some(config)));
-    Running { addr, runs, parked: parked_state }
+    Running { addr, runs, parked: parked_state, watching: watching_state }
 }
 
 /// A JSON POST to `/mcp`, closing the connection after the answer.
@@ -240,6 +258,33 @@ async fn closing_the_stream_of_a_modern_request_in_a_session_cancels_it() {
     tokio::time::timeout(Duration::from_secs(10), server.parked.dropped.notified())
         .await
         .expect("closing the stream did not cancel the request");
+}
+
+/// A modern request with no session whose client goes away mid-call: its handler is told
+/// (`Cancel`) and may end as it chooses — not just dropped where it stood. (Such a request runs
+/// in its exchange's own task until it answers; the exchange ending hands it to a task of its
+/// own, cancelled.)
+#[tokio::test]
+async fn a_handler_sees_its_cancellation_when_a_modern_client_goes_away() {
+    let server = start().await;
+    let headers = [
+        ACCEPT,
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "watching"),
+    ];
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(request(server.addr, &headers, &modern_call("watching", json!({}))).as_bytes())
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server.watching.entered.notified())
+        .await
+        .expect("the tool did not start");
+    drop(stream);
+    tokio::time::timeout(Duration::from_secs(10), server.watching.saw_cancel.notified())
+        .await
+        .expect("the handler never saw its cancellation");
 }
 
 #[tokio::test]
