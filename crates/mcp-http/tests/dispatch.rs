@@ -66,6 +66,7 @@ async fn parked(State(parked): State<Parked>) -> &'static str {
 struct Watching {
     entered: Arc<Notify>,
     saw_cancel: Arc<Notify>,
+    finished: Arc<Notify>,
 }
 
 async fn watching(cancel: Cancel, State(watching): State<Watching>) -> &'static str {
@@ -73,6 +74,21 @@ async fn watching(cancel: Cancel, State(watching): State<Watching>) -> &'static 
     cancel.cancelled().await;
     watching.saw_cancel.notify_one();
     "cancelled"
+}
+
+/// `lingering` runs for 300 ms unless cancelled first, and signals which.
+async fn lingering(cancel: Cancel, State(watching): State<Watching>) -> &'static str {
+    watching.entered.notify_one();
+    tokio::select! {
+        () = cancel.cancelled() => {
+            watching.saw_cancel.notify_one();
+            "cancelled"
+        }
+        () = tokio::time::sleep(Duration::from_millis(300)) => {
+            watching.finished.notify_one();
+            "finished"
+        }
+    }
 }
 
 /// Asks to end its response stream (legacy: the client resumes with `Last-Event-ID`).
@@ -100,6 +116,7 @@ async fn start() -> Running {
                 .add("parked", "Parked", parked)
                 .add("polled", "Polled", polled)
                 .add("watching", "Watching", watching)
+                .add("lingering", "Lingering", lingering)
                 .add_tool(
                     mcp_types::Tool::without_arguments("tasked")
                         .with_task_support(mcp_types::TaskSupport::Optional),
@@ -285,6 +302,28 @@ async fn a_handler_sees_its_cancellation_when_a_modern_client_goes_away() {
     tokio::time::timeout(Duration::from_secs(10), server.watching.saw_cancel.notified())
         .await
         .expect("the handler never saw its cancellation");
+}
+
+/// A legacy client going away does not cancel its request (2025-11-25: a disconnect is not a
+/// cancellation): the handler runs to its end.
+#[tokio::test]
+async fn a_legacy_request_runs_on_when_its_client_goes_away() {
+    let server = start().await;
+    let id = session(server.addr).await;
+    let headers = [ACCEPT, ("mcp-session-id", id.as_str()), ("mcp-protocol-version", "2025-11-25")];
+    let call =
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"lingering","arguments":{}}}"#;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream.write_all(request(server.addr, &headers, call).as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), server.watching.entered.notified())
+        .await
+        .expect("the tool did not start");
+    drop(stream);
+    tokio::select! {
+        () = server.watching.finished.notified() => {}
+        () = server.watching.saw_cancel.notified() => panic!("a legacy client going away cancelled its request"),
+        () = tokio::time::sleep(Duration::from_secs(10)) => panic!("the tool neither finished nor was cancelled"),
+    }
 }
 
 #[tokio::test]
