@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes crates/mcpkit/link/symbol-order.txt: the functions `mcpkit` runs from start to idle (a
-# gateway with one stdio upstream, the upstream itself, `serve --http`), then those a few calls
-# through the gateway add. crates/mcpkit/build.rs has the linker place them first, together, so
+# gateway with one stdio upstream, the upstream itself, `serve --http`), then those calls through
+# the gateway add (a few over its stdio upstream, 400 at 16 connections over an HTTP one).
+# crates/mcpkit/build.rs has the linker place them first, together, so
 # that start-up maps a few MiB of code instead of most of the binary (docs/PERFORMANCE.md, "Idle
 # memory"). Run it again after updating dependencies or the toolchain (the names carry hashes
 # that change with them; names the build no longer has are skipped, so a stale list costs
@@ -69,6 +70,23 @@ if [ -x "$MCP_LOAD" ]; then
 fi
 stop_all
 
+# 3. Calls through a gateway in front of an HTTP upstream, 16 at a time: the client's HTTP
+# connections and what many calls in flight run (the benchmarks' load; code left out of the
+# list is scattered, and its pages counted in the RSS under load).
+"$MCPKIT" serve --http 127.0.0.1:0 >"$work/upstream.out" 2>"$work/upstream.err" &
+pids+=($!)
+cat > "$work/http-gateway.toml" <<TOML
+[servers.echo]
+url = "$(url_of upstream)"
+TOML
+grind calls-http gateway --config "$work/http-gateway.toml" --http 127.0.0.1:0
+url=$(url_of calls-http)
+for _ in $(seq 1 60); do grep -q "ready" "$work/calls-http.err" && break; sleep 0.5; done
+if [ -x "$MCP_LOAD" ]; then
+  "$MCP_LOAD" --url "$url" --connections 16 --requests 400 --warmup 0 --json >/dev/null
+fi
+stop_all
+
 nm --defined-only "$MCPKIT" >"$work/nm.txt"
 python3 - "$work" "$OUT" <<'PY'
 import glob, re, sys
@@ -95,7 +113,7 @@ def ran(prefix):
     return set().union(*(names_in(f) for f in glob.glob(f"{work}/{prefix}[0-9]*")))
 gateway = set().union(*(names_in(f) for f in files if is_gateway(f)))
 serve = set().union(*(names_in(f) for f in files if not is_gateway(f))) | ran("idle-serve.")
-calls = ran("calls-gateway.") - gateway - serve
+calls = (ran("calls-gateway.") | ran("calls-http.")) - gateway - serve
 by_address = lambda names: sorted(names, key=lambda n: text[n])
 # The gateway's own, then what both run, then the server's own: each process's start-up code is
 # one run of pages.

@@ -800,4 +800,3 @@ fn to_value<T: serde::Serialize>(result: Result<T, ErrorObject>) -> Result<Value
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
-
