@@ -37,77 +37,6 @@ impl Drop for CancelGuard {
     }
 }
 
-/// A request's run: its reply, or none when it was cancelled (or, a bug, panicked).
-type Run = std::pin::Pin<Box<dyn std::future::Future<Output = Option<Reply>> + Send>>;
-
-/// Where a request runs: polled by the exchange itself, or a task of its own.
-enum Where {
-    Inline(Run),
-    Spawned(tokio::task::JoinHandle<Option<Reply>>),
-    /// Run to its end inline.
-    Done,
-}
-
-/// A request's run, as the exchange holds it ([`Where`]).
-struct Running(Where);
-
-impl Running {
-    fn inline(run: Run) -> Running {
-        Running(Where::Inline(run))
-    }
-
-    fn spawned(run: Run) -> Running {
-        Running(Where::Spawned(tokio::spawn(run)))
-    }
-
-    /// The run as a task, from where it is now (a run already polled goes on where it was).
-    fn spawn(mut self) -> tokio::task::JoinHandle<Option<Reply>> {
-        match std::mem::replace(&mut self.0, Where::Done) {
-            Where::Inline(run) => tokio::spawn(run),
-            Where::Spawned(task) => task,
-            Where::Done => tokio::spawn(std::future::ready(None)),
-        }
-    }
-}
-
-impl std::future::Future for Running {
-    type Output = Option<Reply>;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Reply>> {
-        use std::task::Poll;
-        let this = &mut self.get_mut().0;
-        match this {
-            Where::Inline(run) => {
-                // A panic ends this request as a task's would (no answer), not the connection.
-                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.as_mut().poll(cx)))
-                    .unwrap_or(Poll::Ready(None));
-                if polled.is_ready() {
-                    *this = Where::Done;
-                }
-                polled
-            }
-            Where::Spawned(task) => std::pin::Pin::new(task).poll(cx).map(|r| r.ok().flatten()),
-            Where::Done => Poll::Ready(None),
-        }
-    }
-}
-
-impl Drop for Running {
-    /// The exchange ended (the client went away) while the request ran inline: it goes on as a
-    /// task of its own, which sees its cancellation (the exchange's guard cancels it next) and
-    /// ends as a handler that watches for it expects, its answer unsent.
-    fn drop(&mut self) {
-        if let Where::Inline(run) = std::mem::replace(&mut self.0, Where::Done) {
-            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                drop(runtime.spawn(run));
-            }
-        }
-    }
-}
-
 pub(crate) fn json_response(status: StatusCode, message: &Message) -> Response {
     let mut response = (status, message.to_vec()).into_response();
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -230,32 +159,24 @@ pub(crate) async fn serve(exchange: Exchange, request: Classified) -> Response {
     let cancel = in_flight.token().clone();
     // The front door runs it: cancelled (the stream closed, a modern request) before it
     // started it never runs, while running its future is dropped and nothing is sent.
-    let run: Run = Box::pin(async move {
+    let task = tokio::spawn(async move {
         let reply = server.run(request, &in_flight, Some(sink), principal).await;
         drop((in_flight, permits));
         reply
     });
     let mut guard = CancelGuard((on_disconnect == OnDisconnect::Cancel).then(|| cancel.clone()));
+    let mut task = task;
     let closing = close.clone().unwrap_or_default();
     // Answer with JSON unless a message of the request's own arrives first (or the client only
     // takes SSE, or the request is a subscription stream, or the handler ends the stream).
-    let sse_only = accepts.sse && (long_lived || !accepts.json);
-    // A request that ends with its exchange (modern) runs in the exchange's own task until
-    // its answer turns out to be a stream: no task of its own, no wake-up from another. One
-    // that outlives a disconnect (legacy) is a task from the start.
-    let mut running = if on_disconnect == OnDisconnect::Cancel && !sse_only {
-        Running::inline(run)
-    } else {
-        Running::spawned(run)
-    };
-    let first = if sse_only {
+    let first = if accepts.sse && (long_lived || !accepts.json) {
         None
     } else {
         loop {
             tokio::select! {
-                reply = &mut running => {
+                reply = &mut task => {
                     guard.0 = None;
-                    return finish_json(reply);
+                    return finish_json(reply.ok().flatten());
                 }
                 _ = closing.cancelled(), if close.is_some() => break None,
                 message = rx.recv() => match message {
@@ -263,16 +184,14 @@ pub(crate) async fn serve(exchange: Exchange, request: Classified) -> Response {
                     // A JSON-only client cannot receive the request's own messages.
                     Some(_) => continue,
                     None => {
-                        let reply = (&mut running).await;
+                        let reply = (&mut task).await;
                         guard.0 = None;
-                        return finish_json(reply);
+                        return finish_json(reply.ok().flatten());
                     }
                 },
             }
         }
     };
-    // The answer is a stream, fed by a task of its own: the request goes on in a task too.
-    let task = running.spawn();
     let (body_tx, body_rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
         let mut guard = guard;
