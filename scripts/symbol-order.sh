@@ -61,14 +61,19 @@ for _ in $(seq 1 60); do grep -q "ready" "$work/idle-gateway.err" && break; slee
 sleep 4
 stop_all
 
+calls_through() { # calls_through NAME CONFIG CONNECTIONS REQUESTS: a gateway under callgrind, called
+  local name=$1 config=$2 connections=$3 requests=$4 url
+  grind "$name" gateway --config "$config" --http 127.0.0.1:0
+  url=$(url_of "$name")
+  for _ in $(seq 1 60); do grep -q "ready" "$work/$name.err" && break; sleep 0.5; done
+  if [ -x "$MCP_LOAD" ]; then
+    "$MCP_LOAD" --url "$url" --connections "$connections" --requests "$requests" --warmup 0 --json >/dev/null
+  fi
+  stop_all
+}
+
 # 2. A few calls through the gateway (the code the first calls bring in).
-grind calls-gateway gateway --config "$work/gateway.toml" --http 127.0.0.1:0
-url=$(url_of calls-gateway)
-for _ in $(seq 1 60); do grep -q "ready" "$work/calls-gateway.err" && break; sleep 0.5; done
-if [ -x "$MCP_LOAD" ]; then
-  "$MCP_LOAD" --url "$url" --connections 2 --requests 50 --warmup 0 --json >/dev/null
-fi
-stop_all
+calls_through calls-gateway "$work/gateway.toml" 2 50
 
 # 3. Calls through a gateway in front of an HTTP upstream, 16 at a time: the client's HTTP
 # connections and what many calls in flight run (the benchmarks' load; code left out of the
@@ -79,13 +84,7 @@ cat > "$work/http-gateway.toml" <<TOML
 [servers.echo]
 url = "$(url_of upstream)"
 TOML
-grind calls-http gateway --config "$work/http-gateway.toml" --http 127.0.0.1:0
-url=$(url_of calls-http)
-for _ in $(seq 1 60); do grep -q "ready" "$work/calls-http.err" && break; sleep 0.5; done
-if [ -x "$MCP_LOAD" ]; then
-  "$MCP_LOAD" --url "$url" --connections 16 --requests 400 --warmup 0 --json >/dev/null
-fi
-stop_all
+calls_through calls-http "$work/http-gateway.toml" 16 400
 
 nm --defined-only "$MCPKIT" >"$work/nm.txt"
 python3 - "$work" "$OUT" <<'PY'
