@@ -278,9 +278,8 @@ async fn closing_the_stream_of_a_modern_request_in_a_session_cancels_it() {
 }
 
 /// A modern request with no session whose client goes away mid-call: its handler is told
-/// (`Cancel`) and may end as it chooses — not just dropped where it stood. (Such a request runs
-/// in its exchange's own task until it answers; the exchange ending hands it to a task of its
-/// own, cancelled.)
+/// (`Cancel`) and may end as it chooses — not just dropped where it stood (docs/DECISIONS.md,
+/// trap 6).
 #[tokio::test]
 async fn a_handler_sees_its_cancellation_when_a_modern_client_goes_away() {
     let server = start().await;
