@@ -254,6 +254,20 @@ async fn an_unknown_session_id_on_a_modern_request_is_ignored() {
     assert_eq!(post(server.addr, &headers[..2], legacy).await.0, 404);
 }
 
+/// Posts `body` on a connection of its own, waits until the tool signals `entered`, then closes
+/// the connection mid-call.
+async fn call_then_hang_up(
+    addr: std::net::SocketAddr,
+    headers: &[(&str, &str)],
+    body: &str,
+    entered: &Notify,
+) {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request(addr, headers, body).as_bytes()).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), entered.notified()).await.expect("the tool did not start");
+    drop(stream);
+}
+
 #[tokio::test]
 async fn closing_the_stream_of_a_modern_request_in_a_session_cancels_it() {
     let server = start().await;
@@ -266,12 +280,7 @@ async fn closing_the_stream_of_a_modern_request_in_a_session_cancels_it() {
         ("mcp-method", "tools/call"),
         ("mcp-name", "parked"),
     ];
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request(addr, &headers, &modern_call("parked", json!({}))).as_bytes()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server.parked.entered.notified())
-        .await
-        .expect("the tool did not start");
-    drop(stream);
+    call_then_hang_up(addr, &headers, &modern_call("parked", json!({})), &server.parked.entered).await;
     tokio::time::timeout(Duration::from_secs(10), server.parked.dropped.notified())
         .await
         .expect("closing the stream did not cancel the request");
@@ -289,15 +298,8 @@ async fn a_handler_sees_its_cancellation_when_a_modern_client_goes_away() {
         ("mcp-method", "tools/call"),
         ("mcp-name", "watching"),
     ];
-    let mut stream = TcpStream::connect(server.addr).await.unwrap();
-    stream
-        .write_all(request(server.addr, &headers, &modern_call("watching", json!({}))).as_bytes())
-        .await
-        .unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server.watching.entered.notified())
-        .await
-        .expect("the tool did not start");
-    drop(stream);
+    let call = modern_call("watching", json!({}));
+    call_then_hang_up(server.addr, &headers, &call, &server.watching.entered).await;
     tokio::time::timeout(Duration::from_secs(10), server.watching.saw_cancel.notified())
         .await
         .expect("the handler never saw its cancellation");
@@ -312,12 +314,7 @@ async fn a_legacy_request_runs_on_when_its_client_goes_away() {
     let headers = [ACCEPT, ("mcp-session-id", id.as_str()), ("mcp-protocol-version", "2025-11-25")];
     let call =
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"lingering","arguments":{}}}"#;
-    let mut stream = TcpStream::connect(server.addr).await.unwrap();
-    stream.write_all(request(server.addr, &headers, call).as_bytes()).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), server.watching.entered.notified())
-        .await
-        .expect("the tool did not start");
-    drop(stream);
+    call_then_hang_up(server.addr, &headers, call, &server.watching.entered).await;
     tokio::select! {
         () = server.watching.finished.notified() => {}
         () = server.watching.saw_cancel.notified() => panic!("a legacy client going away cancelled its request"),
