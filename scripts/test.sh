@@ -12,9 +12,15 @@ if [ ! -f "$MCPKIT_SPEC_DIR/2026-07-28/schema.json" ]; then
   exit 2
 fi
 
-# On CI the checkout is fresh and built once: incremental compilation data would only take disk.
+# On CI the checkout is fresh and built once, on a machine whose free disk is not known (a run
+# once failed with the linker killed by SIGBUS, its output file mapped on a full disk): no
+# incremental compilation data, and no line tables in the test binaries (a test's panic still
+# names its file and line; only a backtrace, which CI does not print, would use them). Each
+# phase below also removes what only it needs once it has passed (check-features.sh: its test
+# binaries; the fuzz targets' check). The run prints the disk the build took at its end.
 if [ "${CI:-}" = "true" ]; then
   export CARGO_INCREMENTAL=0
+  export CARGO_PROFILE_DEV_DEBUG=false
 fi
 
 echo "== format"
@@ -35,6 +41,7 @@ echo "== the library crates package"
 bash scripts/check-package.sh
 echo "== fuzz targets compile"
 cargo check --manifest-path fuzz/Cargo.toml --locked --quiet
+if [ "${CI:-}" = "true" ]; then rm -rf fuzz/target; fi
 echo "== interop SDK clients (official Python/TypeScript SDKs, into .cache/)"
 bash scripts/setup-interop.sh
 echo "== Prometheus and promtool (Debian's package, for tests/observability.rs)"

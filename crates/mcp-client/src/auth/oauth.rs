@@ -211,15 +211,24 @@ impl OAuthClient {
                 self.fetcher.trust_host_of(&server);
                 server
             });
-            if server.origin() != url.origin() {
+            if !same_origin(server, url) {
                 // Never hand a token to another origin.
                 return Ok(HeaderMap::new());
             }
-            server.clone()
+            // Every request but the first and the one that renews: the headers come from this
+            // one look at the state (no URL copied, nothing awaited).
+            if state.loaded && !expiring(&state) {
+                return self.token_headers(&state, method, url);
+            }
+            state.server.clone().unwrap_or_else(|| url.clone())
         };
         self.load_stored(&server).await;
         self.renew_if_expiring(&server).await;
-        let state = self.lock();
+        self.token_headers(&self.lock(), method, url)
+    }
+
+    /// The headers that present the current token (none without one).
+    fn token_headers(&self, state: &State, method: &Method, url: &Url) -> Result<HeaderMap, AuthError> {
         let Some(tokens) = &state.tokens else { return Ok(HeaderMap::new()) };
         let mut headers = HeaderMap::new();
         headers.insert(AUTHORIZATION, sensitive(&authorization_value(tokens))?);
@@ -291,7 +300,6 @@ impl OAuthClient {
     /// authorization server is known. On failure the token is sent as it is; the server's
     /// refusal then starts the full flow.
     async fn renew_if_expiring(&self, server: &Url) {
-        let expiring = |state: &State| state.tokens.is_some() && state.renew_at.is_some_and(|at| at <= now());
         if !expiring(&self.lock()) {
             return;
         }
@@ -484,6 +492,59 @@ fn default_scope(resource: &Resource) -> Option<String> {
     (!joined.trim().is_empty()).then_some(joined)
 }
 
+/// Whether the current token is due for renewal.
+fn expiring(state: &State) -> bool {
+    state.tokens.is_some() && state.renew_at.is_some_and(|at| at <= now())
+}
+
+/// Whether `a` and `b` have the same origin (RFC 6454: scheme, host and port), as
+/// `Url::origin` compares them for http and https, without building the two origins. Any other
+/// scheme has an opaque origin, the same as no other.
+fn same_origin(a: &Url, b: &Url) -> bool {
+    matches!(a.scheme(), "http" | "https")
+        && a.scheme() == b.scheme()
+        && a.host() == b.host()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
 fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO).as_secs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_origin_agrees_with_the_url_crates_origin() {
+        let urls = [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.0.0.1:8080/other?q=1#f",
+            "http://127.0.0.1/mcp",
+            "http://127.0.0.1:80/mcp",
+            "https://127.0.0.1:8080/mcp",
+            "http://localhost:8080/mcp",
+            "http://LOCALHOST:8080/x",
+            "https://example.com/mcp",
+            "https://example.com:443/mcp",
+            "https://user:secret@example.com/mcp",
+            "https://example.com:8443/mcp",
+            "https://sub.example.com/mcp",
+            "http://[::1]:8080/mcp",
+            "http://[::1]:8081/mcp",
+            "file:///tmp/mcp",
+            "ws://example.com/mcp",
+        ];
+        let urls: Vec<Url> = urls.iter().map(|u| Url::parse(u).unwrap()).collect();
+        let mut same = 0;
+        for a in &urls {
+            for b in &urls {
+                let expected = matches!(a.scheme(), "http" | "https") && a.origin() == b.origin();
+                assert_eq!(same_origin(a, b), expected, "{a} and {b}");
+                same += usize::from(expected);
+            }
+        }
+        // Not only the diagonal: default ports, letter case, userinfo, paths and fragments.
+        assert!(same > 14 + 8, "{same} pairs");
+    }
 }
