@@ -14,13 +14,15 @@ fi
 
 # On CI the checkout is fresh and built once, on a machine whose free disk is not known (a run
 # once failed with the linker killed by SIGBUS, its output file mapped on a full disk): no
-# incremental compilation data, and no line tables in the test binaries (a test's panic still
-# names its file and line; only a backtrace, which CI does not print, would use them). Each
-# phase below also removes what only it needs once it has passed (check-features.sh: its test
-# binaries; the fuzz targets' check). The run prints the disk the build took at its end.
+# incremental compilation data, and test binaries with neither line tables nor a symbol table
+# (a third of each; a test's panic still names its file and line, only a backtrace, which CI
+# does not print, would use them). Each phase below also removes what only it needs once it has
+# passed (check-features.sh: its test binaries; the fuzz targets' check). The build took 7.6 GB
+# before, 4.6 GB with the first two, and the run prints what it took at its end.
 if [ "${CI:-}" = "true" ]; then
   export CARGO_INCREMENTAL=0
   export CARGO_PROFILE_DEV_DEBUG=false
+  export CARGO_PROFILE_DEV_STRIP=symbols
 fi
 
 echo "== format"
