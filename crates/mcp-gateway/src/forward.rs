@@ -145,13 +145,9 @@ forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_res
 /// the client's own handling otherwise.
 async fn send<M: Forwarded>(
     client: Client,
-    mut params: M::Params,
+    (mut params, options): (Box<M::Params>, Box<RequestOptions>),
     caller: &Caller,
-    options: RequestOptions,
 ) -> Result<Answer<M::Result>, ClientError> {
-    // Retries are the gateway's (`Upstream::run`: read-only requests, once the upstream is
-    // back), the same for every era; the client's own would add to them.
-    let options = options.client_capabilities(caller.capabilities.clone()).retries(0);
     if caller.peer.is_modern() && client.protocol_version().is_modern() {
         let answers = caller.peer.answers();
         let state = caller.peer.carried_state().map(str::to_owned);
@@ -169,7 +165,7 @@ async fn send<M: Forwarded>(
                     Err(created) => created,
                 };
                 caller.task.detach().await;
-                Answer::Done(M::follow(client, created, options).await?)
+                Answer::Done(M::follow(client, created, *options).await?)
             }
         });
     }
@@ -178,7 +174,7 @@ async fn send<M: Forwarded>(
     // gateway's, which runs it to its end (the upstream's questions from then on put to the
     // caller as the task's; its progress no longer, as tasks report none).
     let legacy = !client.protocol_version().is_modern();
-    let plain = M::plain(client, params, options);
+    let plain = M::plain(client, *params, *options);
     if !(legacy && caller.legacy_tasks && caller.task.can_detach()) {
         return plain.await.map(Answer::Done);
     }
@@ -199,10 +195,14 @@ const LEGACY_TASK_GRACE: std::time::Duration = std::time::Duration::from_millis(
 
 /// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]);
 /// a `read_only` one is sent again when its connection failed under it ([`Upstream::run`]).
+///
+/// The params and the options travel boxed, together: they are a kilobyte and more (the
+/// params hold a `_meta` with the caller's capabilities inline), and between the downstream
+/// handler and the client's call they would otherwise be copied a dozen times.
 async fn pass<M: Forwarded>(
     upstream: &Arc<Upstream>,
     call: &Call,
-    params: M::Params,
+    params: Box<M::Params>,
     read_only: bool,
     legacy_tasks: bool,
 ) -> Result<M::Result, Rejection>
@@ -216,10 +216,7 @@ where
             let attempt = |client| {
                 let next = sendable.next();
                 let caller = caller.clone();
-                async move {
-                    let (params, options) = next?;
-                    send::<M>(client, params, &caller, options).await
-                }
+                async move { send::<M>(client, next?, &caller).await }
             };
             up.run(&lane, read_only, attempt).await
         })
@@ -257,7 +254,7 @@ async fn forward<T: Send + 'static>(
     call: &Call,
     legacy_tasks: bool,
     forwarding: impl FnOnce(
-        RequestOptions,
+        Box<RequestOptions>,
         Arc<Caller>,
         Lane,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Answer<T>, ErrorObject>> + Send>>,
@@ -278,7 +275,10 @@ async fn forward<T: Send + 'static>(
     let downstream = Downstream::new(peer.clone());
     let _registration = Registration::new(upstream.callers(&lane).clone(), downstream.clone());
     // The upstream's questions that arrive on this request's own stream name their caller.
-    let mut options = traced(call, RequestOptions::new().tag(downstream.clone()));
+    // Retries are the gateway's (`Upstream::run`: read-only requests, once the upstream is
+    // back), the same for every era; the client's own would add to them.
+    let options = RequestOptions::new().tag(downstream.clone()).retries(0);
+    let mut options = traced(call, options.client_capabilities(caller.capabilities.clone()));
     if upstream.caller_credentials.is_some() {
         options = Box::pin(credentialed(upstream, call, options)).await?;
     }
@@ -298,7 +298,7 @@ async fn forward<T: Send + 'static>(
     if let Some(level) = level {
         options = options.log_level(level);
     }
-    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(options, caller, lane.clone()));
+    let running = DOWNSTREAM.scope(downstream.clone(), forwarding(Box::new(options), caller, lane.clone()));
     tokio::pin!(running);
     let mut reporting = reports.is_some();
     let outcome = loop {
@@ -437,7 +437,8 @@ pub(crate) fn tool(
             let arguments = call.arguments();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
-            let mut result = pass::<CallTool>(&upstream, &call, params, read_only, legacy_tasks).await?;
+            let mut result =
+                pass::<CallTool>(&upstream, &call, Box::new(params), read_only, legacy_tasks).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -465,7 +466,7 @@ pub(crate) fn prompt(
             if !arguments.is_empty() {
                 params.arguments = Some(arguments);
             }
-            let mut result = pass::<GetPrompt>(&upstream, &call, params, false, false).await?;
+            let mut result = pass::<GetPrompt>(&upstream, &call, Box::new(params), false, false).await?;
             strip_identity(&mut result.meta);
             Ok(result)
         })
@@ -490,7 +491,7 @@ pub(crate) fn read(
                 None => uri.clone(),
             };
             let params = ReadResourceRequestParams::new(upstream_uri);
-            let result = pass::<ReadResource>(&upstream, &call, params, true, false).await?;
+            let result = pass::<ReadResource>(&upstream, &call, Box::new(params), true, false).await?;
             // The upstream's caching hint is the one that knows its resource.
             if let (Some(ttl), Some(scope)) = (result.ttl_ms, result.cache_scope.clone()) {
                 call.set_cache_hint(ttl, scope);

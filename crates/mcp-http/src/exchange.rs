@@ -159,11 +159,14 @@ pub(crate) async fn serve(exchange: Exchange, request: Classified) -> Response {
     let cancel = in_flight.token().clone();
     // The front door runs it: cancelled (the stream closed, a modern request) before it
     // started it never runs, while running its future is dropped and nothing is sent.
-    let task = tokio::spawn(async move {
+    // Boxed before it is spawned: a task keeps its future inline, and tokio moves it into the
+    // task and writes over it (output, then consumed) by value — five copies of the router's
+    // future (4.8 KB) a request, measured, against one allocation.
+    let task = tokio::spawn(Box::pin(async move {
         let reply = server.run(request, &in_flight, Some(sink), principal).await;
         drop((in_flight, permits));
         reply
-    });
+    }));
     let mut guard = CancelGuard((on_disconnect == OnDisconnect::Cancel).then(|| cancel.clone()));
     let mut task = task;
     let closing = close.clone().unwrap_or_default();

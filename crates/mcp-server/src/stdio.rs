@@ -152,13 +152,15 @@ impl Server {
                     };
                     let server = self.clone();
                     let tx = tx.clone();
-                    tasks.spawn(async move {
+                    // Boxed before it is spawned, as mcp-http's exchange does: tokio moves a
+                    // task's future in, and writes over it when it ends, by value.
+                    tasks.spawn(Box::pin(async move {
                         if let Some(reply) = server.run(request, &in_flight, None, None).await {
                             send(&tx, &reply).await;
                         }
                         // In flight until its answer is queued for writing.
                         drop((in_flight, permit, byte_permit));
-                    });
+                    }));
                 }
                 Err(items) => {
                     let server = self.clone();

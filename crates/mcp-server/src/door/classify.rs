@@ -102,8 +102,18 @@ struct MetaProbe {
 }
 
 /// A request classified once: era, method, `_meta`, typed params.
+///
+/// Its parts are boxed: a request moves by value from the transport through the front door
+/// into the router (a dozen moves between its decoding and its handler), and unboxed it is
+/// 1.7 KB — the typed params and the `_meta` with the client's capabilities inline —
+/// copied each time (measured: 21 KB of copies a request, against one allocation).
 #[derive(Debug)]
-pub struct Classified {
+pub struct Classified(Box<Parts>);
+
+/// What a [`Classified`] holds. Public only as the target of its `Deref` (its module is
+/// private and its fields are the crate's own): nothing outside names or reads it.
+#[derive(Debug)]
+pub struct Parts {
     pub(crate) id: RequestId,
     pub(crate) method: String,
     /// The request's `_meta` (empty when absent), taken out of the typed params.
@@ -169,13 +179,18 @@ impl Classified {
             Err(error) => (Params::Unreadable(error, request.params), None),
         };
         let sent_meta = meta.is_some();
-        Classified {
+        Classified(Box::new(Parts {
             id: request.id,
             method: request.method,
             meta: meta.unwrap_or_default(),
             sent_meta,
             params,
-        }
+        }))
+    }
+
+    /// Its parts, by value (the router takes them apart once).
+    pub(crate) fn into_parts(self) -> Parts {
+        *self.0
     }
 
     /// The request id.
@@ -280,4 +295,18 @@ pub struct Named<'a> {
     pub name: Option<Cow<'a, str>>,
     /// The `arguments` of `tools/call`, when an object.
     pub arguments: Option<Cow<'a, JsonObject>>,
+}
+
+impl std::ops::Deref for Classified {
+    type Target = Parts;
+
+    fn deref(&self) -> &Parts {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Classified {
+    fn deref_mut(&mut self) -> &mut Parts {
+        &mut self.0
+    }
 }

@@ -39,7 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::call::Mode;
 use crate::connection::Connection;
-use crate::door::classify::{Classified, Params};
+use crate::door::classify::{Classified, Params, Parts};
 use crate::door::reply::{Refusal, Reply};
 use crate::principal::{Principal, SharedPrincipal};
 use crate::server::Server;
@@ -302,20 +302,21 @@ impl Server {
     }
 
     async fn route(&self, connection: &Arc<Connection>, request: Classified, carried: Carried<'_>) -> Routed {
-        if let Params::Unreadable(error, _) = request.params {
-            return Err(Failure::bad_request(error));
+        if let Params::Unreadable(error, _) = &request.params {
+            return Err(Failure::bad_request(error.clone()));
         }
         if request.is_modern() {
             return self.route_modern(connection, request, carried).await;
         }
         if request.is_initialize() {
             // An `initialize` whose params do not decode is answered, not refused (legacy).
-            return match request.params {
+            let parts = request.into_parts();
+            return match parts.params {
                 Params::Initialize(params) => {
                     self.initialize(connection, params, carried.principal.as_deref())
                 }
                 Params::Invalid(error, _) => Err(Failure::after_dispatch(error)),
-                _ => Err(Failure::after_dispatch(ErrorObject::method_not_found(&request.method))),
+                _ => Err(Failure::after_dispatch(ErrorObject::method_not_found(&parts.method))),
             };
         }
         if let Some(session) = connection.session() {
@@ -342,7 +343,7 @@ impl Server {
         carried: Carried<'_>,
     ) -> Routed {
         let Carried { cancel, sink, principal, tool_error, trace } = carried;
-        let Classified { id, method, meta, params, .. } = request;
+        let Parts { id, method, meta, params, .. } = request.into_parts();
         let Some(requested) = meta.protocol_version.as_deref() else {
             return Err(Failure::refused(
                 ErrorObject::invalid_params(format!(
@@ -396,7 +397,7 @@ impl Server {
         carried: Carried<'_>,
     ) -> Routed {
         let Carried { cancel, sink, principal, tool_error, trace } = carried;
-        let Classified { id, method, meta, params, .. } = request;
+        let Parts { id, method, meta, params, .. } = request.into_parts();
         let served = match method.as_str() {
             Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
             SetLevel::METHOD => true,
