@@ -196,9 +196,9 @@ const LEGACY_TASK_GRACE: std::time::Duration = std::time::Duration::from_millis(
 /// Forwards `params` to `upstream` for the downstream request `call` ([`forward`], [`send`]);
 /// a `read_only` one is sent again when its connection failed under it ([`Upstream::run`]).
 ///
-/// The params and the options travel boxed, together: they are a kilobyte and more (the
-/// params hold a `_meta` with the caller's capabilities inline), and between the downstream
-/// handler and the client's call they would otherwise be copied a dozen times.
+/// The params and the options travel in boxes of their own: together they are over a kilobyte
+/// (each holds the caller's capabilities inline), and between the downstream handler and the
+/// client's call they would otherwise be copied a dozen times.
 async fn pass<M: Forwarded>(
     upstream: &Arc<Upstream>,
     call: &Call,
