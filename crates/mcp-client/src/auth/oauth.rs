@@ -202,26 +202,29 @@ impl OAuthClient {
 
     // ---- HttpAuth: headers -------------------------------------------------------------------
 
-    async fn headers_for(&self, method: &Method, url: &Url) -> Result<HeaderMap, AuthError> {
-        let server = {
-            let mut state = self.lock();
-            let server = state.server.get_or_insert_with(|| {
-                let mut server = url.clone();
-                server.set_fragment(None);
-                self.fetcher.trust_host_of(&server);
-                server
-            });
-            if !same_origin(server, url) {
-                // Never hand a token to another origin.
-                return Ok(HeaderMap::new());
-            }
-            // Every request but the first and the one that renews: the headers come from this
-            // one look at the state (no URL copied, nothing awaited).
-            if state.loaded && !expiring(&state) {
-                return self.token_headers(&state, method, url);
-            }
-            state.server.clone().unwrap_or_else(|| url.clone())
-        };
+    /// The headers of a request to `url`, when they can be told without waiting: always but
+    /// for the first request and the one that renews the token (nothing copied, nothing
+    /// awaited). `Err` carries the server's URL to [`headers_later`](Self::headers_later).
+    fn headers_now(&self, method: &Method, url: &Url) -> Result<Result<HeaderMap, AuthError>, Url> {
+        let mut state = self.lock();
+        let server = state.server.get_or_insert_with(|| {
+            let mut server = url.clone();
+            server.set_fragment(None);
+            self.fetcher.trust_host_of(&server);
+            server
+        });
+        if !same_origin(server, url) {
+            // Never hand a token to another origin.
+            return Ok(Ok(HeaderMap::new()));
+        }
+        if state.loaded && !expiring(&state) {
+            return Ok(self.token_headers(&state, method, url));
+        }
+        Err(state.server.clone().unwrap_or_else(|| url.clone()))
+    }
+
+    /// The headers once the stored tokens are loaded and a token about to expire is renewed.
+    async fn headers_later(&self, server: Url, method: &Method, url: &Url) -> Result<HeaderMap, AuthError> {
         self.load_stored(&server).await;
         self.renew_if_expiring(&server).await;
         self.token_headers(&self.lock(), method, url)
@@ -450,7 +453,12 @@ impl HttpAuth for OAuthClient {
         method: &'a Method,
         url: &'a Url,
     ) -> BoxFuture<'a, Result<HeaderMap, AuthError>> {
-        Box::pin(self.headers_for(method, url))
+        // Boxed small when nothing is to be awaited: the loading and renewing future is
+        // kilobytes, copied into its box on every request otherwise.
+        match self.headers_now(method, url) {
+            Ok(ready) => Box::pin(std::future::ready(ready)),
+            Err(server) => Box::pin(self.headers_later(server, method, url)),
+        }
     }
 
     fn refused<'a>(&'a self, refusal: &'a Refusal) -> BoxFuture<'a, Result<bool, AuthError>> {
