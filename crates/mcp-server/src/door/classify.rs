@@ -304,9 +304,3 @@ impl std::ops::Deref for Classified {
         &self.0
     }
 }
-
-impl std::ops::DerefMut for Classified {
-    fn deref_mut(&mut self) -> &mut Parts {
-        &mut self.0
-    }
-}
