@@ -19,7 +19,9 @@
 # UPSTREAM_CORE: the core of the HTTP gateway's upstream (default: the gateway's, core 1). With
 # RATE, 0 keeps the two processes of the gateway's path from taking turns on one core (whose
 # scheduler slices of milliseconds then show as the tail), the upstream beside a load generator
-# that mostly sleeps. METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
+# that mostly sleeps. RELAY=1: a third HTTP route, mcp-relay (built with mcp-load; default beside
+# MCP_LOAD, or RELAY_BIN) in front of the same upstream, copying bytes without parsing them: the
+# floor under any gateway that makes one upstream exchange a call, printed as a second table. METRICS: the gateway's --metrics (default off, as the figures before metrics existed; 127.0.0.1:0 measures their cost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +31,8 @@ RUNS=${RUNS:-3}
 REQUESTS=${REQUESTS:-20000}
 CONCURRENCY=${CONCURRENCY:-1}
 TEXT_BYTES=${TEXT_BYTES:-16}
-for bin in "$MCPKIT" "$MCP_LOAD"; do
+RELAY_BIN=${RELAY_BIN:-$(dirname "$MCP_LOAD")/mcp-relay}
+for bin in "$MCPKIT" "$MCP_LOAD" ${RELAY:+"$RELAY_BIN"}; do
   [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
 done
 MCPKIT=$(cd "$(dirname "$MCPKIT")" && pwd)/$(basename "$MCPKIT")
@@ -66,7 +69,9 @@ if [ -n "${UPSTREAM_CORE:-}" ] && [ ${#server_pin[@]} -gt 0 ]; then
   upstream_pin=(taskset -c "$UPSTREAM_CORE")
   pinning="gateway/server on core 1, the HTTP upstream on core $UPSTREAM_CORE, load on core 0"
 fi
-"${upstream_pin[@]}" "$MCPKIT" serve --http "127.0.0.1:$upstream_port" 2>/dev/null &
+# The relay copies the downstream's Host unchanged: it listens on one port the upstream accepts.
+relay_port=$(free_port)
+"${upstream_pin[@]}" "$MCPKIT" serve --http "127.0.0.1:$upstream_port" --allow-host "127.0.0.1:$relay_port" 2>/dev/null &
 upstream_pid=$!
 wait_port "$upstream_port"
 printf '[servers.echo]\nurl = "http://127.0.0.1:%s/mcp"\n' "$upstream_port" >"$work/http.toml"
@@ -84,9 +89,14 @@ run() { # transport (stdio|http), route (direct|gateway)
   else
     local port
     port=$(free_port)
+    if [ "$route" = relay ]; then port=$relay_port; fi
     args+=(--url "http://127.0.0.1:$port/mcp" --connections "$CONCURRENCY")
     if [ -n "${RATE:-}" ]; then args+=(--rate "$RATE"); fi
-    if [ "$route" = direct ]; then command=("$MCPKIT" serve --http "127.0.0.1:$port"); else command=("$MCPKIT" gateway --config "$work/http.toml" --http "127.0.0.1:$port" --metrics "${METRICS:-off}"); fi
+    case $route in
+      direct) command=("$MCPKIT" serve --http "127.0.0.1:$port") ;;
+      relay) command=("$RELAY_BIN" --listen "127.0.0.1:$port" --upstream "127.0.0.1:$upstream_port") ;;
+      *) command=("$MCPKIT" gateway --config "$work/http.toml" --http "127.0.0.1:$port" --metrics "${METRICS:-off}") ;;
+    esac
   fi
   "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${server_pin[@]}" "${command[@]}" >"$work/out" 2>"$work/err" \
     || { echo "error: mcp-load failed ($transport, $route):" >&2; cat "$work/err" >&2; exit 1; }
@@ -98,7 +108,10 @@ run() { # transport (stdio|http), route (direct|gateway)
 for transport in ${TRANSPORTS:-stdio http}; do
   for i in $(seq 1 "$RUNS"); do
     echo "run $i of $RUNS, $transport" >&2
-    if [ $((i % 2)) -eq 1 ]; then run "$transport" direct; run "$transport" gateway; else run "$transport" gateway; run "$transport" direct; fi
+    routes=(direct gateway)
+    if [ -n "${RELAY:-}" ] && [ "$transport" = http ]; then routes=(direct relay gateway); fi
+    if [ $((i % 2)) -eq 0 ]; then mapfile -t routes < <(printf "%s\n" "${routes[@]}" | tac); fi
+    for route in "${routes[@]}"; do run "$transport" "$route"; done
   done
 done
 
@@ -123,4 +136,12 @@ for transport in [t for t in ("stdio", "http") if any(r["transport"] == t for r 
         d, g = med(transport, "direct", f), med(transport, "gateway", f)
         ratio = g / d if d else float("nan")
         print(f"| {transport} | {name} | {fmt.format(d)} | {fmt.format(g)} | {fmt.format(g - d)} | {ratio:.2f} |")
+if any(r["route"] == "relay" for r in rows):
+    print()
+    print("| http | direct | relay (bytes copied) | gateway | relay ÷ direct | gateway ÷ direct | gateway ÷ relay |")
+    print("|---|---|---|---|---|---|---|")
+    for name, f, fmt in metrics:
+        d, r, g = (med("http", route, f) for route in ("direct", "relay", "gateway"))
+        q = lambda a, b: f"{a / b:.2f}" if b else "nan"
+        print(f"| {name} | {fmt.format(d)} | {fmt.format(r)} | {fmt.format(g)} | {q(r, d)} | {q(g, d)} | {q(g, r)} |")
 PY
