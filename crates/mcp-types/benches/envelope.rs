@@ -8,7 +8,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, DecodeOptions, Incoming, Message, Request, RequestId, Response,
-    decode,
+    ResultKind, decode,
 };
 
 /// A modern `tools/call` of `echo`, as a client sends it on stdio (without the newline).
@@ -66,6 +66,37 @@ fn bench_envelope(c: &mut Criterion) {
             let response = Response::ok(RequestId::from(1), black_box(&result)).expect("serializable");
             Message::Response(response).to_vec()
         })
+    });
+
+    // What a client reads of a modern result before decoding it: its `resultType`.
+    let mut answered = CallToolResult::text("hello, this is the tool's answer");
+    answered.structured_content = Some(serde_json::json!({"answer": "hello", "list": [1, 2, 3]}));
+    let mut answered = serde_json::to_value(&answered).expect("serializable");
+    answered["resultType"] = "complete".into();
+    answered["_meta"] =
+        serde_json::json!({"io.modelcontextprotocol/serverInfo": {"name": "echo", "version": "1.0.0"}});
+    let answered = serde_json::to_string(&answered).expect("serializable");
+    assert_eq!(ResultKind::of(&answered), Ok(ResultKind::Complete));
+    group.throughput(Throughput::Bytes(answered.len() as u64));
+    group.bench_function("result_kind/call_tool_result", |b| b.iter(|| ResultKind::of(black_box(&answered))));
+    // The probe a client read it with before: serde skipping every other member.
+    #[derive(serde::Deserialize)]
+    struct Probe<'a> {
+        #[serde(rename = "resultType", borrow)]
+        _result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    group.bench_function("result_kind/serde_probe", |b| {
+        b.iter(|| serde_json::from_str::<Probe<'_>>(black_box(&answered)).is_ok())
+    });
+    let mut long = serde_json::to_value(CallToolResult::text("x".repeat(64 * 1024))).expect("serializable");
+    long["resultType"] = "complete".into();
+    let long = serde_json::to_string(&long).expect("serializable");
+    group.throughput(Throughput::Bytes(long.len() as u64));
+    group.bench_function("result_kind/call_tool_result_64KiB", |b| {
+        b.iter(|| ResultKind::of(black_box(&long)))
+    });
+    group.bench_function("result_kind/serde_probe_64KiB", |b| {
+        b.iter(|| serde_json::from_str::<Probe<'_>>(black_box(&long)).is_ok())
     });
 
     group.throughput(Throughput::Bytes(large.len() as u64));

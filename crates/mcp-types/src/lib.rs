@@ -53,6 +53,7 @@ pub mod resources;
 pub mod result;
 pub mod roots;
 pub mod sampling;
+mod scan;
 pub mod subscriptions;
 pub mod tasks;
 pub mod time;

@@ -177,6 +177,57 @@ pub enum MrtrResult<T> {
     Task(crate::extensions::tasks::TaskResult),
 }
 
+/// What a result's `resultType` says it is: the rule [`MrtrResult`] decodes by, read from the
+/// result's JSON text alone, so that the result is then decoded once, into its own type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultKind {
+    /// `"complete"`, or no `resultType` (a legacy server's results have none).
+    Complete,
+    /// `"input_required"`.
+    InputRequired,
+    /// `"task"` (the tasks extension).
+    Task,
+}
+
+impl ResultKind {
+    /// The kind of the result whose JSON text is `json` (an object a decoder has accepted, such
+    /// as a response's `result`): only the object's top level is walked, nothing is decoded but
+    /// the `resultType` member. An unrecognized `resultType`, one that is not a string, or a
+    /// `json` that is not an object is an error, as decoding it would be.
+    pub fn of(json: &str) -> Result<ResultKind, String> {
+        // Cheap before the walk: the name must be in the text, unless it is written with escapes.
+        if !json.trim_start().starts_with('{') {
+            return Err("a result must be an object".to_owned());
+        }
+        if !json.contains("resultType") && !json.contains("\\u") {
+            return Ok(ResultKind::Complete);
+        }
+        let value = match crate::scan::member(json, "resultType") {
+            Ok(None) => return Ok(ResultKind::Complete),
+            Ok(Some(value)) => value,
+            Err(crate::scan::ScanError::NotAnObject) => return Err("a result must be an object".to_owned()),
+            Err(crate::scan::ScanError::Duplicate) => return Err("duplicate field `resultType`".to_owned()),
+            Err(crate::scan::ScanError::Malformed) => {
+                return Err("a result that is not valid JSON".to_owned());
+            }
+        };
+        let kind = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+            Some(plain) if !plain.contains('\\') => std::borrow::Cow::Borrowed(plain),
+            Some(_) => match serde_json::from_str::<String>(value) {
+                Ok(unescaped) => std::borrow::Cow::Owned(unescaped),
+                Err(_) => return Err("resultType must be a string".to_owned()),
+            },
+            None => return Err("resultType must be a string".to_owned()),
+        };
+        match kind.as_ref() {
+            "complete" => Ok(ResultKind::Complete),
+            "input_required" => Ok(ResultKind::InputRequired),
+            "task" => Ok(ResultKind::Task),
+            other => Err(format!("unrecognized resultType {other:?}")),
+        }
+    }
+}
+
 impl<T: Serialize> Serialize for MrtrResult<T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -206,5 +257,53 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for MrtrResult<T> {
             }
             Some(None) => Err(serde::de::Error::custom("resultType must be a string")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MrtrResult, ResultKind};
+
+    #[test]
+    fn the_result_type_is_read_as_decoding_reads_it() {
+        let cases = [
+            (r#"{"content":[]}"#, Ok(ResultKind::Complete)),
+            (r#"{"content":[],"resultType":"complete"}"#, Ok(ResultKind::Complete)),
+            (r#"{"resultType": "input_required","inputRequests":{}}"#, Ok(ResultKind::InputRequired)),
+            (r#"{"resultType":"task","task":{}}"#, Ok(ResultKind::Task)),
+            (r#"{"result\u0054ype":"task"}"#, Ok(ResultKind::Task)),
+            (r#"{"resultType":"t\u0061sk"}"#, Ok(ResultKind::Task)),
+            // Only the top level counts, not a member of a value or a text.
+            (r#"{"content":[{"type":"text","text":"\"resultType\":\"task\""}]}"#, Ok(ResultKind::Complete)),
+            (r#"{"structuredContent":{"resultType":"input_required"}}"#, Ok(ResultKind::Complete)),
+        ];
+        for (json, kind) in cases {
+            assert_eq!(ResultKind::of(json), kind, "{json}");
+        }
+        let unknown = ResultKind::of(r#"{"resultType":"later"}"#).unwrap_err();
+        assert_eq!(unknown, "unrecognized resultType \"later\"");
+        for not_a_string in [r#"{"resultType":3}"#, r#"{"resultType":null}"#, r#"{"resultType":{"a":1}}"#] {
+            assert_eq!(ResultKind::of(not_a_string).unwrap_err(), "resultType must be a string");
+        }
+        assert!(ResultKind::of(r#"{"resultType":"a","resultType":"b"}"#).unwrap_err().contains("duplicate"));
+        assert!(ResultKind::of("[]").is_err());
+    }
+
+    #[test]
+    fn the_kind_agrees_with_the_decoding_of_every_kind() {
+        let complete = r#"{"resultType":"complete","content":[]}"#;
+        let asks = r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}}}"#;
+        for (json, kind) in [(complete, ResultKind::Complete), (asks, ResultKind::InputRequired)] {
+            let decoded: MrtrResult<serde_json::Value> = serde_json::from_str(json).unwrap();
+            let decoded_kind = match decoded {
+                MrtrResult::Complete(_) => ResultKind::Complete,
+                MrtrResult::InputRequired(_) => ResultKind::InputRequired,
+                MrtrResult::Task(_) => ResultKind::Task,
+            };
+            assert_eq!((ResultKind::of(json), decoded_kind), (Ok(kind), kind));
+        }
+        let unknown = r#"{"resultType":"later"}"#;
+        assert!(serde_json::from_str::<MrtrResult<serde_json::Value>>(unknown).is_err());
+        assert!(ResultKind::of(unknown).is_err());
     }
 }

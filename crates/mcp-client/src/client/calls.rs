@@ -61,7 +61,10 @@ impl Client {
         cursor: Option<&str>,
         options: &RequestOptions,
     ) -> Result<ListToolsResult, ClientError> {
-        let raw = self.inner.call_raw("tools/list", &cursor_params(cursor), options, |_| {}).await?;
+        let raw = self
+            .inner
+            .call_raw("tools/list", &cursor_params(cursor), options, super::Mrtr::Fulfil, |_| {})
+            .await?;
         self.tools_page(&raw)
     }
 
@@ -87,7 +90,9 @@ impl Client {
         cursor: Option<String>,
         options: &RequestOptions,
     ) -> Result<RawJson, ClientError> {
-        self.inner.call_raw(method, &cursor_params(cursor.as_deref()), options, |_| {}).await
+        self.inner
+            .call_raw(method, &cursor_params(cursor.as_deref()), options, super::Mrtr::Fulfil, |_| {})
+            .await
     }
 
     /// Every tool, page after page, within the client's [`ListLimits`].
@@ -238,7 +243,7 @@ impl Client {
         let retries = options.retries.unwrap_or(1);
         let mut attempt = 0;
         let raw = loop {
-            match self.inner.call_raw("tools/call", &map, options, |_| {}).await {
+            match self.inner.call_raw("tools/call", &map, options, super::Mrtr::Fulfil, |_| {}).await {
                 Ok(raw) => break raw,
                 Err(e)
                     if attempt < retries

@@ -91,8 +91,15 @@ impl Client {
                     }
                 };
                 let listen_options = options.no_timeout();
-                let result =
-                    inner.call_raw("subscriptions/listen", &params, &listen_options, on_tagged).await;
+                let result = inner
+                    .call_raw(
+                        "subscriptions/listen",
+                        &params,
+                        &listen_options,
+                        super::Mrtr::Fulfil,
+                        on_tagged,
+                    )
+                    .await;
                 let _ = tx.send(SubscriptionEvent::Ended(result.map(|_| ()))).await;
             });
             return Ok(Subscription { events, task });

@@ -19,7 +19,7 @@ use std::time::Duration;
 use mcp_schema::Limits;
 use mcp_types::{
     ClientCapabilities, Era, ErrorObject, Implementation, InputRequest, InputRequiredResult, InputResponse,
-    InputResponses, LoggingLevel, MrtrResult, ProtocolVersion, RawJson, ServerCapabilities,
+    InputResponses, LoggingLevel, MrtrResult, ProtocolVersion, RawJson, ResultKind, ServerCapabilities,
     ServerNotification, code,
 };
 use serde::de::DeserializeOwned;
@@ -415,17 +415,15 @@ impl Client {
         M::Result: DeserializeOwned,
     {
         let params = to_map(params)?;
-        let options = RequestOptions { pass_input_required: true, bypass_cache: true, ..options.clone() };
-        let raw = self.inner.call_raw(M::METHOD, &params, &options, |_| {}).await?;
+        let raw = self.inner.call_raw(M::METHOD, &params, options, Mrtr::Pass, |_| {}).await?;
         // Decoded once, into the type its `resultType` names (not into a JSON tree first).
-        if task::is_task(&raw) {
-            self.check_declared(&options)?;
-            return decode(M::METHOD, &raw).map(MrtrResult::Task);
-        }
-        if asks_for_input(&raw).map_err(|e| invalid(M::METHOD, e))? {
-            decode(M::METHOD, &raw).map(MrtrResult::InputRequired)
-        } else {
-            decode(M::METHOD, &raw).map(MrtrResult::Complete)
+        match ResultKind::of(raw.get()).map_err(|e| invalid(M::METHOD, e))? {
+            ResultKind::Task => {
+                self.check_declared(options)?;
+                decode(M::METHOD, &raw).map(MrtrResult::Task)
+            }
+            ResultKind::InputRequired => decode(M::METHOD, &raw).map(MrtrResult::InputRequired),
+            ResultKind::Complete => decode(M::METHOD, &raw).map(MrtrResult::Complete),
         }
     }
 
@@ -437,7 +435,7 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<(M::Result, mcp_types::RawJson), ClientError> {
         let params = to_map(params)?;
-        let raw = self.inner.call_raw(M::METHOD, &params, options, |_| {}).await?;
+        let raw = self.inner.call_raw(M::METHOD, &params, options, Mrtr::Fulfil, |_| {}).await?;
         Ok((decode(M::METHOD, &raw)?, raw))
     }
 }
@@ -488,7 +486,7 @@ impl Inner {
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<R, ClientError> {
-        let raw = self.call_raw(method, &params, options, |_| {}).await?;
+        let raw = self.call_raw(method, &params, options, Mrtr::Fulfil, |_| {}).await?;
         decode(method, &raw)
     }
 
@@ -498,6 +496,7 @@ impl Inner {
         method: &str,
         params: &Map<String, Value>,
         options: &RequestOptions,
+        mrtr: Mrtr,
         mut on_tagged: impl FnMut(mcp_types::Notification),
     ) -> Result<RawJson, ClientError> {
         self.ensure_session().await?;
@@ -505,6 +504,7 @@ impl Inner {
             if self.version().is_modern() { cache::ResultCache::key(method, params) } else { None };
         if let Some(key) = &cache_key
             && !options.bypass_cache
+            && mrtr == Mrtr::Fulfil
             && let Some(hit) = self.cache.get(key)
         {
             return Ok(hit);
@@ -513,7 +513,7 @@ impl Inner {
         let mut rounds = 0u32;
         loop {
             let raw = self.send(method, params, answers.as_ref(), options, &mut on_tagged).await?;
-            if options.pass_input_required || !self.version().is_modern() || !is_input_required(&raw) {
+            if mrtr == Mrtr::Pass || !self.version().is_modern() || !is_input_required(&raw) {
                 if let Some(key) = cache_key {
                     self.cache.put(key, &raw);
                 }
@@ -682,8 +682,10 @@ impl Inner {
             }
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
-                meta.client_capabilities =
-                    Some(options.client_capabilities.clone().unwrap_or_else(|| self.capabilities(version)));
+                meta.client_capabilities = Some(match &options.client_capabilities {
+                    Some(caps) => ClientCapabilities::clone(caps),
+                    None => self.capabilities(version),
+                });
                 meta.client_info = Some(self.config.info.clone());
                 if let Some(level) = options.log_level.or(self.config.log_level) {
                     meta.log_level = Some(level);
@@ -775,33 +777,20 @@ async fn join_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F:
 }
 
 fn is_input_required(raw: &RawJson) -> bool {
-    // Cheap pre-check before the probe: the marker must appear in the text.
-    raw.get().contains("input_required") && asks_for_input(raw) == Ok(true)
+    // Cheap pre-check before the walk: the marker must appear in the text (unless escaped).
+    (raw.get().contains("input_required") || raw.get().contains("\\u"))
+        && ResultKind::of(raw.get()) == Ok(ResultKind::InputRequired)
 }
 
-/// Whether a result's `resultType` is `input_required` (`complete` or absent — a legacy
-/// server's never has one — is not; anything else is an error, as the spec requires of
-/// unrecognized result types). Read by a probe that skips every other member, after a plain
-/// search for the member's name.
-fn asks_for_input(raw: &RawJson) -> Result<bool, String> {
-    if !raw.get().contains("resultType") {
-        return Ok(false);
-    }
-    #[derive(serde::Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "resultType", borrow)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
-    }
-    let kind = serde_json::from_str::<Kind<'_>>(raw.get()).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => "resultType must be a string".to_owned(),
-        _ => e.to_string(),
-    })?;
-    match kind.result_type.as_deref() {
-        // A task (the tasks extension) is told apart by `task::is_task` where one may come.
-        None | Some("complete") | Some("task") => Ok(false),
-        Some("input_required") => Ok(true),
-        Some(other) => Err(format!("unrecognized resultType {other:?}")),
-    }
+/// What [`Inner::call_raw`] does with an `input_required` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mrtr {
+    /// Fulfils its input requests with the handlers and retries; a result may come from the
+    /// cache.
+    Fulfil,
+    /// Returns it as it is, for a caller that passes the questions on (and never a cached
+    /// result).
+    Pass,
 }
 
 pub(crate) fn decode<R: DeserializeOwned>(method: &str, raw: &RawJson) -> Result<R, ClientError> {
@@ -830,23 +819,25 @@ pub(crate) fn no_common(error: &ErrorObject) -> ClientError {
 
 #[cfg(test)]
 mod tests {
-    use super::asks_for_input;
+    use super::is_input_required;
 
     fn raw(text: &str) -> mcp_types::RawJson {
         serde_json::value::RawValue::from_string(text.to_owned()).unwrap()
     }
 
     #[test]
-    fn the_result_type_decides_how_a_result_is_decoded() {
+    fn only_a_top_level_result_type_asks_for_input() {
+        assert!(is_input_required(&raw(r#"{"resultType": "input_required","inputRequests":{}}"#)));
+        assert!(is_input_required(&raw(r#"{"inputRequests":{},"result\u0054ype":"input_required"}"#)));
         // A legacy server's result has none; a modern one says complete.
-        assert_eq!(asks_for_input(&raw(r#"{"content":[]}"#)), Ok(false));
-        assert_eq!(asks_for_input(&raw(r#"{"content":[],"resultType":"complete"}"#)), Ok(false));
-        // The member name inside a value is not the member.
-        assert_eq!(asks_for_input(&raw(r#"{"content":[{"type":"text","text":"resultType"}]}"#)), Ok(false));
-        assert_eq!(asks_for_input(&raw(r#"{"resultType": "input_required","inputRequests":{}}"#)), Ok(true));
-        let unknown = asks_for_input(&raw(r#"{"resultType":"later"}"#)).unwrap_err();
-        assert!(unknown.contains("unrecognized resultType \"later\""), "{unknown}");
-        let number = asks_for_input(&raw(r#"{"resultType":3}"#)).unwrap_err();
-        assert_eq!(number, "resultType must be a string");
+        assert!(!is_input_required(&raw(r#"{"content":[]}"#)));
+        assert!(!is_input_required(&raw(r#"{"content":[],"resultType":"complete"}"#)));
+        // The member inside a value is not the member.
+        assert!(!is_input_required(&raw(
+            r#"{"content":[{"type":"text","text":"\"resultType\":\"input_required\""}]}"#
+        )));
+        assert!(!is_input_required(&raw(r#"{"structuredContent":{"resultType":"input_required"}}"#)));
+        // Unrecognized: not a question (the decoding that follows says what is wrong).
+        assert!(!is_input_required(&raw(r#"{"resultType":"later","x":"input_required"}"#)));
     }
 }

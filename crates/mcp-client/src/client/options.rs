@@ -23,8 +23,7 @@ pub struct RequestOptions {
     pub(crate) retries: Option<u32>,
     pub(crate) untimed: bool,
     pub(crate) list_limits: Option<ListLimits>,
-    pub(crate) client_capabilities: Option<mcp_types::ClientCapabilities>,
-    pub(crate) pass_input_required: bool,
+    pub(crate) client_capabilities: Option<std::sync::Arc<mcp_types::ClientCapabilities>>,
     pub(crate) tag: Option<crate::handler::Tag>,
     pub(crate) authorization: Option<crate::transport::Credential>,
     pub(crate) on_task: Option<super::task::TaskFn>,
@@ -220,7 +219,6 @@ impl std::fmt::Debug for RequestOptions {
             .field("retries", &self.retries)
             .field("list_limits", &self.list_limits)
             .field("client_capabilities", &self.client_capabilities)
-            .field("pass_input_required", &self.pass_input_required)
             .field("on_task", &self.on_task.is_some())
             .finish()
     }
@@ -303,9 +301,13 @@ impl RequestOptions {
 
     /// The capabilities this request declares (modern `_meta`), instead of the client's own:
     /// for a client acting for another one (a gateway declares its caller's), so that the
-    /// server asks only what the real client can answer.
-    pub fn client_capabilities(mut self, capabilities: mcp_types::ClientCapabilities) -> Self {
-        self.client_capabilities = Some(capabilities);
+    /// server asks only what the real client can answer. Shared (`Arc`) or owned: a client
+    /// acting for many requests of one caller passes the same capabilities without copying them.
+    pub fn client_capabilities(
+        mut self,
+        capabilities: impl Into<std::sync::Arc<mcp_types::ClientCapabilities>>,
+    ) -> Self {
+        self.client_capabilities = Some(capabilities.into());
         self
     }
 

@@ -37,14 +37,8 @@ pub type TaskFn = Arc<dyn Fn(&TaskResult) + Send + Sync>;
 
 /// True when a result's `resultType` is `task` (read without decoding the whole result).
 pub(crate) fn is_task(raw: &RawJson) -> bool {
-    #[derive(serde::Deserialize)]
-    struct Probe<'a> {
-        #[serde(rename = "resultType", borrow)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
-    }
-    raw.get().contains("\"task\"")
-        && serde_json::from_str::<Probe<'_>>(raw.get())
-            .is_ok_and(|p| p.result_type.as_deref() == Some("task"))
+    (raw.get().contains("\"task\"") || raw.get().contains("\\u"))
+        && mcp_types::ResultKind::of(raw.get()) == Ok(mcp_types::ResultKind::Task)
 }
 
 /// Cancels a task when the call following it is dropped before the task ended.
@@ -81,7 +75,7 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<ToolOutcome, ClientError> {
         let map = to_map(params)?;
-        let raw = self.inner.call_raw("tools/call", &map, options, |_| {}).await?;
+        let raw = self.inner.call_raw("tools/call", &map, options, super::Mrtr::Fulfil, |_| {}).await?;
         if is_task(&raw) {
             self.check_declared(options)?;
             return decode::<TaskResult>("tools/call", &raw).map(ToolOutcome::Task);
@@ -230,12 +224,12 @@ impl Client {
     /// the extension declared whatever the client declares otherwise (a server refuses
     /// `tasks/*` to a client that did not).
     fn task_options(&self, options: &RequestOptions) -> RequestOptions {
-        let mut caps = options
-            .client_capabilities
-            .clone()
-            .unwrap_or_else(|| self.inner.capabilities(self.protocol_version()));
+        let mut caps = match &options.client_capabilities {
+            Some(caps) => mcp_types::ClientCapabilities::clone(caps),
+            None => self.inner.capabilities(self.protocol_version()),
+        };
         with_tasks(&mut caps);
-        RequestOptions { bypass_cache: true, client_capabilities: Some(caps), ..options.clone() }
+        RequestOptions { bypass_cache: true, client_capabilities: Some(Arc::new(caps)), ..options.clone() }
     }
 }
 
