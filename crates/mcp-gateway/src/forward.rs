@@ -46,7 +46,7 @@ enum Answer<T> {
 /// The downstream request, as the forwarding needs it.
 struct Caller {
     peer: Peer,
-    capabilities: mcp_types::ClientCapabilities,
+    capabilities: Arc<mcp_types::ClientCapabilities>,
     /// Makes the downstream call a task of the gateway's (the tasks extension), when it can be.
     task: TaskHandle,
     /// A call of a legacy upstream that lasts becomes a task of the gateway's: the upstream

@@ -31,8 +31,8 @@ pub struct Call {
     pub(crate) server: Arc<ServerContext>,
     pub(crate) mode: Mode,
     pub(crate) version: ProtocolVersion,
-    pub(crate) meta: RequestMeta,
-    pub(crate) client_capabilities: ClientCapabilities,
+    pub(crate) meta: Arc<RequestMeta>,
+    pub(crate) client_capabilities: Arc<ClientCapabilities>,
     pub(crate) sink: Arc<dyn MessageSink>,
     pub(crate) cancel: CancellationToken,
     pub(crate) asks: Arc<AskState>,
@@ -72,8 +72,10 @@ impl Call {
         &self.meta
     }
 
-    /// The client's capabilities (per request when modern, from `initialize` when legacy).
-    pub fn client_capabilities(&self) -> &ClientCapabilities {
+    /// The client's capabilities (per request when modern, from `initialize` when legacy),
+    /// shared: a handler that passes them on (a gateway's, to the server it calls for this
+    /// client) clones the `Arc`, not the capabilities.
+    pub fn client_capabilities(&self) -> &Arc<ClientCapabilities> {
         &self.client_capabilities
     }
 

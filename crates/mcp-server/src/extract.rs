@@ -102,7 +102,7 @@ pub struct Meta(pub RequestMeta);
 
 impl FromCall for Meta {
     fn from_call(call: &Call) -> Result<Self, Rejection> {
-        Ok(Meta(call.meta.clone()))
+        Ok(Meta(RequestMeta::clone(&call.meta)))
     }
 }
 
@@ -112,7 +112,7 @@ pub struct ClientCaps(pub ClientCapabilities);
 
 impl FromCall for ClientCaps {
     fn from_call(call: &Call) -> Result<Self, Rejection> {
-        Ok(ClientCaps(call.client_capabilities.clone()))
+        Ok(ClientCaps(ClientCapabilities::clone(&call.client_capabilities)))
     }
 }
 

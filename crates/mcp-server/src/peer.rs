@@ -82,7 +82,7 @@ impl std::fmt::Debug for Hold {
 pub struct Peer {
     mode: Mode,
     sink: Arc<dyn MessageSink>,
-    capabilities: ClientCapabilities,
+    capabilities: Arc<ClientCapabilities>,
     asks: Arc<AskState>,
     /// How long a legacy server→client request waits for its answer.
     timeout: std::time::Duration,

@@ -92,8 +92,11 @@ pub(crate) struct Ctx<'a> {
     pub(crate) id: RequestId,
     pub(crate) mode: Mode,
     pub(crate) version: ProtocolVersion,
-    pub(crate) meta: RequestMeta,
-    pub(crate) capabilities: ClientCapabilities,
+    /// Shared with the request's calls, which only read it.
+    pub(crate) meta: Arc<RequestMeta>,
+    /// The client's capabilities (a modern request's own, or its legacy session's), shared
+    /// with the request's calls and the peer that may ask the client.
+    pub(crate) capabilities: Arc<ClientCapabilities>,
     pub(crate) cancel: CancellationToken,
     /// Where this request's own messages go (notifications, legacy server→client requests).
     pub(crate) sink: Arc<dyn MessageSink>,
@@ -353,7 +356,7 @@ impl Server {
                 Refusal::MissingMeta,
             ));
         };
-        let Some(capabilities) = meta.client_capabilities.clone() else {
+        let Some(capabilities) = meta.client_capabilities.clone().map(Arc::new) else {
             return Err(Failure::refused(
                 ErrorObject::invalid_params(format!(
                     "`_meta` lacks `{}`",
@@ -378,7 +381,7 @@ impl Server {
             id,
             mode: Mode::Modern,
             version,
-            meta,
+            meta: Arc::new(meta),
             capabilities,
             cancel,
             sink,
@@ -418,9 +421,9 @@ impl Server {
             connection,
             id,
             version: session.version,
-            capabilities: session.client_capabilities.clone(),
+            capabilities: Arc::new(session.client_capabilities.clone()),
             mode: Mode::Legacy(session),
-            meta,
+            meta: Arc::new(meta),
             cancel,
             sink,
             principal,
