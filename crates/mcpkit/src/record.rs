@@ -207,8 +207,9 @@ where
             to.shutdown().await.ok();
             return Ok(());
         }
-        to.write_all(chunk).await?;
-        to.flush().await?;
+        // Each line that ends here is recorded before its last byte goes on: the peer cannot
+        // answer a message before it is in the recording, so an answer is never written ahead
+        // of its request (the replay pairs them in the order the file gives).
         let mut rest = chunk;
         while !rest.is_empty() {
             let (piece, ends) = match rest.iter().position(|&b| b == b'\n') {
@@ -226,6 +227,8 @@ where
                 length = 0;
             }
         }
+        to.write_all(chunk).await?;
+        to.flush().await?;
         let n = chunk.len();
         from.consume(n);
     }
@@ -269,6 +272,52 @@ mod tests {
         assert_eq!(entries[0]["message"], json!({"jsonrpc": "2.0", "method": "a"}));
         assert_eq!(entries[1]["omitted"], long.len());
         assert_eq!(entries[2]["raw"], "not json");
+    }
+
+    /// A sink that, at each write, takes what the recording holds so far.
+    struct Witness {
+        recorded: mpsc::Receiver<String>,
+        seen: Vec<(Vec<u8>, usize)>,
+    }
+
+    impl AsyncWrite for Witness {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            let mut held = 0;
+            while self.recorded.try_recv().is_ok() {
+                held += 1;
+            }
+            self.seen.push((buf.to_vec(), held));
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_message_is_recorded_before_it_is_passed_on() {
+        // Were it passed on first, the peer could answer it, and the answer be recorded, before
+        // the message itself: the replay would find an answer with no request.
+        let (lines, recorded) = mpsc::channel(16);
+        let mut witness = Witness { recorded, seen: Vec::new() };
+        let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n";
+        pump(input.as_bytes(), &mut witness, Way::ToServer, lines, Instant::now()).await.unwrap();
+        assert_eq!(witness.seen, vec![(input.as_bytes().to_vec(), 1)], "the line was in the recording first");
     }
 
     #[test]
