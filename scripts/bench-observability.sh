@@ -11,19 +11,20 @@
 # answers every export with 200, every request sampled), `sampled` (the same with
 # OTEL_TRACES_SAMPLER=parentbased_traceidratio and OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO,
 # default 0.1), `all` (metrics, traces and --request-log to /dev/null).
-# Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS (default 3),
+# Environment: MCPKIT, MCP_LOAD, SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}), RUNS (default 3),
 # REQUESTS (default 20000), CONCURRENCY (default 16), TEXT_BYTES (default 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MCPKIT=${MCPKIT:-target/release/mcpkit}
 MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
+SINK=${SINK:-target/release/mcp-otlp-sink}
 RUNS=${RUNS:-3}
 REQUESTS=${REQUESTS:-20000}
 CONCURRENCY=${CONCURRENCY:-16}
 TEXT_BYTES=${TEXT_BYTES:-16}
 SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
-for bin in "$MCPKIT" "$MCP_LOAD"; do
+for bin in "$MCPKIT" "$MCP_LOAD" "$SINK"; do
   [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
 done
 
@@ -44,22 +45,17 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-# The trace sink: an OTLP/HTTP endpoint that takes every export and answers 200.
-sink_port=$(free_port)
-"${load_pin[@]}" python3 - "$sink_port" <<'PY' &
-import http.server, sys
-class Sink(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        self.send_response(200)
-        self.send_header("content-type", "application/x-protobuf")
-        self.send_header("content-length", "0")
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Sink).serve_forever()
-PY
+# The trace sink: mcp-otlp-sink (the bench crate) takes every export on a kept-alive connection
+# and answers 200, as a collector does, without decoding it.
+"${load_pin[@]}" "$SINK" --listen 127.0.0.1:0 >"$work/sink" &
 sink_pid=$!
+sink_port=
+for _ in $(seq 1 100); do
+  sink_port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$work/sink")
+  [ -n "$sink_port" ] && break
+  sleep 0.05
+done
+[ -n "$sink_port" ] || { echo "error: $SINK did not start" >&2; exit 1; }
 
 results="$work/results.jsonl"
 run() { # mode
