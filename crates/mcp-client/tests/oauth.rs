@@ -759,3 +759,83 @@ async fn a_403_without_an_insufficient_scope_challenge_is_not_the_hooks_business
     assert!(matches!(error, TransportError::Http { status: 403, .. }), "{error:?}");
     assert!(auth.refusals.lock().unwrap().is_empty());
 }
+
+/// Presents `Authorization` and an `X-Extra` of its own on the first attempt, only
+/// `Authorization` on the next.
+struct OverridingOnce {
+    attempts: Mutex<u32>,
+}
+
+impl HttpAuth for OverridingOnce {
+    fn authorize<'a>(
+        &'a self,
+        _method: &'a reqwest::Method,
+        _url: &'a reqwest::Url,
+    ) -> BoxFuture<'a, Result<HeaderMap, AuthError>> {
+        let mut attempts = self.attempts.lock().unwrap();
+        *attempts += 1;
+        let mut headers = HeaderMap::new();
+        if *attempts == 1 {
+            headers.insert(AUTHORIZATION, "Bearer stale".parse().unwrap());
+            headers.insert("x-extra", "from the first attempt".parse().unwrap());
+        } else {
+            headers.insert(AUTHORIZATION, "Bearer good".parse().unwrap());
+        }
+        Box::pin(async move { Ok(headers) })
+    }
+
+    fn refused<'a>(&'a self, _refusal: &'a Refusal) -> BoxFuture<'a, Result<bool, AuthError>> {
+        Box::pin(async { Ok(true) })
+    }
+}
+
+#[tokio::test]
+async fn a_request_sent_again_carries_its_own_headers_and_only_the_new_authorization() {
+    use axum::response::IntoResponse;
+    type Seen = Arc<Mutex<Vec<(Option<String>, Option<String>)>>>;
+    let seen = Seen::default();
+    let log = seen.clone();
+    let handler = move |headers: http::HeaderMap, body: axum::body::Bytes| {
+        let log = log.clone();
+        async move {
+            let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+            log.lock().unwrap().push((get("authorization"), get("x-extra")));
+            if get("authorization").as_deref() != Some("Bearer good") {
+                return (http::StatusCode::UNAUTHORIZED, [("www-authenticate", "Bearer realm=\"t\"")], "")
+                    .into_response();
+            }
+            let rpc: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let answer = json!({"jsonrpc": "2.0", "id": rpc["id"], "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "guarded", "version": "1"}}});
+            ([("content-type", "application/json")], answer.to_string()).into_response()
+        }
+    };
+    let app = axum::Router::new().route("/mcp", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+
+    let auth = Arc::new(OverridingOnce { attempts: Mutex::new(0) });
+    let config = HttpConfig::new(url)
+        .header(http::HeaderName::from_static("x-extra"), http::HeaderValue::from_static("configured"))
+        .auth(auth);
+    let (tx, mut rx) = mcp_client::transport::inbound_channel();
+    let transport = StreamableHttpTransport::new(config, tx).unwrap();
+    transport.send(outgoing(1, "initialize", json!({}))).await.unwrap();
+    assert!(matches!(rx.recv().await, Some(Inbound::Message(_))));
+    transport.close().await;
+    server.abort();
+
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        [
+            (Some("Bearer stale".into()), Some("from the first attempt".into())),
+            (Some("Bearer good".into()), Some("configured".into())),
+        ],
+        "what the first attempt's authorization replaced is back, and its authorization gone"
+    );
+}

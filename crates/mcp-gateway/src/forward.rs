@@ -74,6 +74,11 @@ trait Forwarded:
         options: RequestOptions,
     ) -> std::pin::Pin<Box<dyn Future<Output = Result<Self::Result, ClientError>> + Send>>;
 
+    /// Binds the caller's states to the arguments being forwarded, before the caller can be
+    /// asked anything: only `tools/call` takes them unbound ([`tool`]); the others bound them
+    /// when they took them.
+    fn bind(_params: &Self::Params, _peer: &Peer) {}
+
     /// Follows to its end the task the upstream made of the request (only `tools/call` may be
     /// answered with one).
     fn follow(
@@ -107,8 +112,12 @@ fn no_task<T>(
 /// The forwarded requests differ only in their types and the client call that sends them; each
 /// carries a modern caller's answers and the upstream's state in the same two members.
 macro_rules! forwarded {
-    ($method:ty, $params:ty, $result:ty, $call:ident, $follow:expr) => {
+    ($method:ty, $params:ty, $result:ty, $call:ident, $follow:expr $(, $bind:expr)?) => {
         impl Forwarded for $method {
+            $(fn bind(params: &$params, peer: &Peer) {
+                $bind(params, peer)
+            })?
+
             fn retry_with(
                 params: &mut $params,
                 answers: Option<mcp_types::InputResponses>,
@@ -137,7 +146,14 @@ macro_rules! forwarded {
     };
 }
 
-forwarded!(CallTool, CallToolRequestParams, CallToolResult, call_tool_with, follow_tool);
+forwarded!(
+    CallTool,
+    CallToolRequestParams,
+    CallToolResult,
+    call_tool_with,
+    follow_tool,
+    |params: &CallToolRequestParams, peer: &Peer| { peer.bind_arguments(params.arguments.as_ref()) }
+);
 forwarded!(GetPrompt, GetPromptRequestParams, GetPromptResult, get_prompt_with, no_task);
 forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_resource_with, no_task);
 
@@ -154,7 +170,11 @@ async fn send<M: Forwarded>(
         M::retry_with(&mut params, (!answers.is_empty()).then_some(answers), state);
         return Ok(match client.request_mrtr::<M>(&params, &options).await? {
             MrtrResult::Complete(result) => Answer::Done(result),
-            MrtrResult::InputRequired(required) => Answer::Ask(Box::new(required)),
+            // The upstream's questions reach the caller in a state bound to its arguments.
+            MrtrResult::InputRequired(required) => {
+                M::bind(&params, &caller.peer);
+                Answer::Ask(Box::new(required))
+            }
             // The upstream made the call a task: the caller is given it under an id that
             // names the upstream and its task, bound to the caller (`crate::tasks::Relay`
             // answers for it, on any replica). Only a call that cannot be a task for the
@@ -174,6 +194,9 @@ async fn send<M: Forwarded>(
     // gateway's, which runs it to its end (the upstream's questions from then on put to the
     // caller as the task's; its progress no longer, as tasks report none).
     let legacy = !client.protocol_version().is_modern();
+    // mcp-client's handlers may put the upstream's questions to a modern caller (nothing is
+    // bound for a legacy one).
+    M::bind(&params, &caller.peer);
     let plain = M::plain(client, *params, *options);
     if !(legacy && caller.legacy_tasks && caller.task.can_detach()) {
         return plain.await.map(Answer::Done);
@@ -434,7 +457,9 @@ pub(crate) fn tool(
         let upstream = upstream.clone();
         let name = original.clone();
         Box::pin(async move {
-            let arguments = call.arguments();
+            // Hashed into a state only if the caller is asked something (`Forwarded::bind`):
+            // most calls are not, and their arguments may be large.
+            let arguments = call.arguments_unbound();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
             let mut result =

@@ -38,6 +38,9 @@ pub struct Call {
     pub(crate) asks: Arc<AskState>,
     /// The method's arguments (tool arguments, prompt arguments), taken by `Args`.
     pub(crate) arguments: Option<JsonObject>,
+    /// Set by [`Call::arguments_unbound`]: the handler binds a state itself
+    /// ([`Peer::bind_arguments`](crate::Peer::bind_arguments)), only if it asks.
+    pub(crate) binding_deferred: bool,
     /// The resource URI being read and the template variables it matched.
     pub(crate) uri: Option<String>,
     pub(crate) uri_variables: BTreeMap<String, String>,
@@ -104,10 +107,8 @@ impl Call {
     /// `Peer` after taking them): a call that cannot ask never hashes its arguments. Legacy
     /// requests never carry a state, so they never need one.
     pub(crate) fn bind_request_state(&self) {
-        if matches!(self.mode, Mode::Modern) {
-            let asks = &self.asks;
-            asks.digest
-                .get_or_init(|| request_state::digest(asks.method, &asks.subject, self.arguments.as_ref()));
+        if matches!(self.mode, Mode::Modern) && !self.binding_deferred {
+            self.asks.bind(self.arguments.as_ref());
         }
     }
 }
@@ -177,6 +178,11 @@ impl AskState {
     pub(crate) fn carrying(mut self, carried: Option<String>) -> Self {
         self.carried_in = carried;
         self
+    }
+
+    /// Binds this request's states to `arguments`, unless they are bound already.
+    pub(crate) fn bind(&self, arguments: Option<&JsonObject>) {
+        self.digest.get_or_init(|| request_state::digest(self.method, &self.subject, arguments));
     }
 
     /// The method a state of this request is bound to.

@@ -361,6 +361,19 @@ impl Call {
         self.bind_request_state();
         self.arguments.take().unwrap_or_default()
     }
+
+    /// Takes the arguments without binding a `requestState` to them, for a handler that
+    /// seldom asks and would rather not hash every call's arguments (a gateway's: it asks only
+    /// when the server it forwards to does). Before such a handler asks the client anything it
+    /// calls [`Peer::bind_arguments`](crate::Peer::bind_arguments) with these arguments, as
+    /// they were taken; a question asked without that fails the request with an internal
+    /// error instead of sealing a state bound to nothing, and a state bound to other arguments
+    /// than the request's is refused when the client sends it back. Legacy requests carry no
+    /// state: there it is [`Call::arguments`].
+    pub fn arguments_unbound(&mut self) -> JsonObject {
+        self.binding_deferred = true;
+        self.arguments.take().unwrap_or_default()
+    }
 }
 
 impl FromCall for Principal {

@@ -104,6 +104,17 @@ impl FromCall for Peer {
 }
 
 impl Peer {
+    /// Binds the states this request's questions are sealed in to `arguments`, for a handler
+    /// that took them with [`Call::arguments_unbound`]: call it before asking anything, with
+    /// the arguments as they were taken. Does nothing when the request's states are bound
+    /// already (the handler took them with [`Call::arguments`], or a `Peer` was extracted
+    /// before) or when the request is legacy (no state).
+    pub fn bind_arguments(&self, arguments: Option<&mcp_types::JsonObject>) {
+        if matches!(self.mode, Mode::Modern) {
+            self.asks.bind(arguments);
+        }
+    }
+
     /// The client's declared capabilities.
     pub fn capabilities(&self) -> &ClientCapabilities {
         &self.capabilities

@@ -78,6 +78,7 @@ impl Ctx<'_> {
             cancel: self.cancel.child_token(),
             asks,
             arguments,
+            binding_deferred: false,
             uri,
             uri_variables: BTreeMap::new(),
             trace: self.trace,

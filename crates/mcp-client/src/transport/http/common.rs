@@ -29,6 +29,9 @@ pub(crate) const JSON_OR_EVENT_STREAM: HeaderValue =
 
 /// How long the body of a non-2xx answer may take to arrive; what came by then is kept.
 const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(5);
+/// The headers a request adds to the extra ones, at most: content type, accept, protocol
+/// version, session, method, name, a few `Mcp-Param-*`, authorization, host, user agent.
+const REQUEST_HEADERS: usize = 16;
 /// How many same-origin `307`/`308` redirects a request built here follows.
 pub(crate) const MAX_REDIRECTS: usize = 5;
 
@@ -61,9 +64,14 @@ impl HttpCore {
         Ok(HttpCore { client, url, config, headers: RwLock::new(headers), direct })
     }
 
-    /// The extra headers, to which a request adds its own.
+    /// The extra headers, to which a request adds its own: a map with room for what a
+    /// request adds (its own headers, the authorization's, `Host`, `User-Agent`), so that none
+    /// of those makes it grow.
     pub(crate) fn headers(&self) -> HeaderMap {
-        self.headers.read().unwrap_or_else(|e| e.into_inner()).clone()
+        let extra = self.headers.read().unwrap_or_else(|e| e.into_inner());
+        let mut headers = HeaderMap::with_capacity(extra.len() + REQUEST_HEADERS);
+        headers.extend(extra.iter().map(|(name, value)| (name.clone(), value.clone())));
+        headers
     }
 
     pub(crate) fn set_header(&self, name: HeaderName, mut value: HeaderValue) {
@@ -83,13 +91,17 @@ impl HttpCore {
         &self,
         method: Method,
         url: &Url,
-        headers: HeaderMap,
+        mut headers: HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Response, TransportError> {
         let Some(auth) = &self.config.auth else {
-            return self.send_once(method, url, headers, body).await;
+            return self.send_once(method, url, &headers, body).await;
         };
         let mut attempts = 0;
+        // What the last attempt's authorization replaced, to be put back before the next one
+        // adds its own: each attempt sends the request's headers and that attempt's
+        // authorization, and nothing of an earlier one.
+        let mut replaced: Vec<(HeaderName, Option<HeaderValue>)> = Vec::new();
         loop {
             // Getting the headers may wait for another request's authorization flow: the
             // request's clock stands still meanwhile.
@@ -99,12 +111,18 @@ impl HttpCore {
                 .await
                 .map_err(|e| TransportError::NotSent(format!("authorization failed: {e}")))?;
             drop(authorizing);
-            let mut request_headers = headers.clone();
+            for (name, previous) in replaced.drain(..).rev() {
+                match previous {
+                    Some(value) => headers.insert(name, value),
+                    None => headers.remove(name),
+                };
+            }
             for (name, value) in presented.iter_mut() {
                 value.set_sensitive(true);
-                request_headers.insert(name.clone(), value.clone());
+                let previous = headers.insert(name.clone(), value.clone());
+                replaced.push((name.clone(), previous));
             }
-            let response = self.send_once(method.clone(), url, request_headers, body.clone()).await?;
+            let response = self.send_once(method.clone(), url, &headers, body.clone()).await?;
             let status = response.status().as_u16();
             if !is_refusal(status, response.headers()) {
                 return Ok(response);
@@ -149,13 +167,13 @@ impl HttpCore {
         &self,
         method: Method,
         url: &Url,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Response, TransportError> {
         let sent = match &self.direct {
             Some(direct) if direct.serves(url) => direct.send(method.clone(), url, headers, body).await,
             _ => {
-                let mut request = self.client.request(method.clone(), url.clone()).headers(headers);
+                let mut request = self.client.request(method.clone(), url.clone()).headers(headers.clone());
                 if let Some(body) = body {
                     request = request.body(body);
                 }

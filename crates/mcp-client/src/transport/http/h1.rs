@@ -252,18 +252,24 @@ impl Direct {
         &self,
         method: Method,
         url: &Url,
-        mut headers: HeaderMap,
+        headers: &HeaderMap,
         body: Option<Bytes>,
     ) -> Result<Response, TransportError> {
-        headers.entry(header::USER_AGENT).or_insert(USER_AGENT);
-        headers.entry(header::ACCEPT).or_insert(ANY);
-        headers.insert(header::HOST, self.authority.clone());
         let body = body.unwrap_or_default();
         let mut target = std::borrow::Cow::Borrowed(url);
         let mut redirects = 0;
         loop {
-            // The headers are kept for a redirect, which is rare but must send them again.
-            let response = self.exchange(&method, &target, headers.clone(), body.clone()).await?;
+            // Each exchange takes a copy of its own: the caller keeps the headers to send them
+            // again (after a redirect here, or a refusal its authorization cures).
+            let mut sent = headers.clone();
+            if !sent.contains_key(header::USER_AGENT) {
+                sent.insert(header::USER_AGENT, USER_AGENT);
+            }
+            if !sent.contains_key(header::ACCEPT) {
+                sent.insert(header::ACCEPT, ANY);
+            }
+            sent.insert(header::HOST, self.authority.clone());
+            let response = self.exchange(&method, &target, sent, body.clone()).await?;
             let status = response.status();
             if !matches!(status.as_u16(), 307 | 308) || redirects >= super::common::MAX_REDIRECTS {
                 return Ok(response);

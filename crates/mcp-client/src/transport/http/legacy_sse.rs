@@ -210,7 +210,7 @@ impl Transport for HttpSseTransport {
             add_authorization(&mut headers, &message)?;
             let core = &self.shared.core;
             let mut response = if per_request_authorization(&message) {
-                core.send_once(Method::POST, &self.endpoint, headers, Some(message.body)).await?
+                core.send_once(Method::POST, &self.endpoint, &headers, Some(message.body)).await?
             } else {
                 core.send(Method::POST, &self.endpoint, headers, Some(message.body)).await?
             };

@@ -328,7 +328,7 @@ impl Shared {
         let headers = self.post_headers(message)?;
         let body = Some(message.body.clone());
         let response = if per_request_authorization(message) {
-            self.core.send_once(Method::POST, &self.core.url, headers, body).await?
+            self.core.send_once(Method::POST, &self.core.url, &headers, body).await?
         } else {
             self.core.send(Method::POST, &self.core.url, headers, body).await?
         };
