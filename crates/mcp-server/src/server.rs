@@ -27,7 +27,8 @@ use crate::tools::{RegistrationError, Tools};
 pub struct BuildError(pub Vec<RegistrationError>);
 
 pub(crate) struct ServerInner {
-    pub(crate) info: Implementation,
+    /// Shared with every modern result's `_meta` (`io.modelcontextprotocol/serverInfo`).
+    pub(crate) info: Arc<Implementation>,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: ArcSwap<Tools>,
     pub(crate) prompts: ArcSwap<Prompts>,
@@ -447,7 +448,7 @@ impl ServerBuilder {
             serve_tools: self.serve[0].unwrap_or(!self.tools.is_empty()),
             serve_prompts: self.serve[1].unwrap_or(!self.prompts.is_empty()),
             serve_resources: self.serve[2].unwrap_or(!self.resources.is_empty()),
-            info: self.info,
+            info: Arc::new(self.info),
             instructions: self.instructions,
             tools: ArcSwap::from_pointee(self.tools),
             prompts: ArcSwap::from_pointee(self.prompts),

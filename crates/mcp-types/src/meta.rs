@@ -61,8 +61,9 @@ wire_struct! {
     /// `_meta` of a result (`ResultMetaObject`, `SubscriptionsListenResultMetaObject`).
     #[derive(Default)]
     pub struct ResultMeta {
-        /// The server's identity (modern, SHOULD be on every result).
-        opt server_info: Implementation = "io.modelcontextprotocol/serverInfo",
+        /// The server's identity (modern, SHOULD be on every result), shared: a server puts the
+        /// same one on every result it sends.
+        opt server_info: std::sync::Arc<Implementation> = "io.modelcontextprotocol/serverInfo",
         /// The subscription id, on a `subscriptions/listen` result.
         opt subscription_id: RequestId = "io.modelcontextprotocol/subscriptionId",
     }

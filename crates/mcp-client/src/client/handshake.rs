@@ -384,7 +384,7 @@ impl Inner {
 fn session_from_discover(version: ProtocolVersion, result: DiscoverResult) -> Session {
     Session {
         version,
-        server_info: result.meta.and_then(|m| m.server_info),
+        server_info: result.meta.and_then(|m| m.server_info).map(std::sync::Arc::unwrap_or_clone),
         capabilities: result.capabilities,
         instructions: result.instructions,
         supported_versions: result.supported_versions,

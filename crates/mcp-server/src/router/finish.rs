@@ -16,7 +16,7 @@ use crate::tools::ToolEntry;
 /// How to finish a result.
 pub(crate) struct Finishing<'a> {
     pub(crate) modern: bool,
-    pub(crate) info: &'a Implementation,
+    pub(crate) info: &'a std::sync::Arc<Implementation>,
 }
 
 pub(crate) trait Finish {
@@ -176,7 +176,7 @@ mod tests {
                 || async { "2" },
             )
             .add("three", "The third", || async { "3" });
-        let info = Implementation::new("test", "1.0.0");
+        let info = std::sync::Arc::new(Implementation::new("test", "1.0.0"));
         let how = Finishing { modern, info: &info };
         let entries = &tools.entries[1..];
         let rest = ListToolsResult { next_cursor: Some("bzoz".into()), ..Default::default() };

@@ -43,7 +43,7 @@ impl Server {
         let mut result = InitializeResult::new(
             version.as_str(),
             self.capabilities_for(principal, false),
-            self.inner.info.clone(),
+            mcp_types::Implementation::clone(&self.inner.info),
         );
         result.instructions = self.inner.instructions.clone();
         serialize(&result).map(Some)
