@@ -41,10 +41,12 @@ wire_struct! {
         opt progress_token: ProgressToken = "progressToken",
         /// The protocol version of this request (modern).
         opt protocol_version: String = "io.modelcontextprotocol/protocolVersion",
-        /// The client's identity (modern, optional).
-        opt client_info: Implementation = "io.modelcontextprotocol/clientInfo",
-        /// The client's capabilities for this request (modern).
-        opt client_capabilities: ClientCapabilities = "io.modelcontextprotocol/clientCapabilities",
+        /// The client's identity (modern, optional), shared: a client sends the same one with
+        /// every request.
+        opt client_info: std::sync::Arc<Implementation> = "io.modelcontextprotocol/clientInfo",
+        /// The client's capabilities for this request (modern), shared with whoever passes them
+        /// on (a server's handlers, a gateway's request to its upstream).
+        opt client_capabilities: std::sync::Arc<ClientCapabilities> = "io.modelcontextprotocol/clientCapabilities",
         /// The minimum log level the client wants for this request (modern).
         opt log_level: LoggingLevel = "io.modelcontextprotocol/logLevel",
     }

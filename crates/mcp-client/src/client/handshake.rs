@@ -307,7 +307,7 @@ impl Inner {
         let params = InitializeRequestParams::new(
             version.as_str(),
             self.capabilities(version),
-            self.config.info.clone(),
+            mcp_types::Implementation::clone(&self.config.info),
         );
         let options =
             SendOptions { timeout: self.config.request_timeout, version: None, ..Default::default() };

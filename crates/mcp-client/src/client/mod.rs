@@ -79,7 +79,7 @@ const DEFAULT_MAX_REQUEST_TIMEOUT: Duration = Duration::from_secs(3600);
 /// in [`HttpConfig`](crate::transport::http::HttpConfig) where that feature is on.
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
-    pub(crate) info: Implementation,
+    pub(crate) info: Arc<Implementation>,
     pub(crate) handlers: Handlers,
     pub(crate) pinned: Option<ProtocolVersion>,
     pub(crate) probe_timeout: Duration,
@@ -113,7 +113,7 @@ impl ClientBuilder {
     /// A client that calls itself `name` `version` (`clientInfo`).
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         ClientBuilder {
-            info: Implementation::new(name, version),
+            info: Arc::new(Implementation::new(name, version)),
             handlers: Handlers::default(),
             pinned: None,
             probe_timeout: Duration::from_secs(5),
@@ -152,7 +152,7 @@ impl ClientBuilder {
 
     /// The full `clientInfo` (title, icons, ...).
     pub fn info(mut self, info: Implementation) -> Self {
-        self.info = info;
+        self.info = Arc::new(info);
         self
     }
 
@@ -683,8 +683,8 @@ impl Inner {
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
                 meta.client_capabilities = Some(match &options.client_capabilities {
-                    Some(caps) => ClientCapabilities::clone(caps),
-                    None => self.capabilities(version),
+                    Some(caps) => caps.clone(),
+                    None => Arc::new(self.capabilities(version)),
                 });
                 meta.client_info = Some(self.config.info.clone());
                 if let Some(level) = options.log_level.or(self.config.log_level) {
@@ -717,7 +717,7 @@ impl Inner {
         }
         let meta = mcp_types::RequestMeta {
             protocol_version: Some(version.as_str().to_owned()),
-            client_capabilities: Some(self.capabilities(version)),
+            client_capabilities: Some(Arc::new(self.capabilities(version))),
             client_info: Some(self.config.info.clone()),
             log_level: self.config.log_level,
             ..Default::default()

@@ -356,7 +356,7 @@ impl Server {
                 Refusal::MissingMeta,
             ));
         };
-        let Some(capabilities) = meta.client_capabilities.clone().map(Arc::new) else {
+        let Some(capabilities) = meta.client_capabilities.clone() else {
             return Err(Failure::refused(
                 ErrorObject::invalid_params(format!(
                     "`_meta` lacks `{}`",
