@@ -14,14 +14,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_client::{Client, ClientError, RequestOptions};
-use mcp_server::{Call, Cancel, CompletionRequest, Log, Peer, Progress, Rejection, TaskHandle, Uri};
+use mcp_server::{
+    Call, Cancel, CompletionRequest, Log, PassedResult, Peer, Progress, Rejection, TaskHandle, ToolOutput,
+    Uri,
+};
 use mcp_types::extensions::tasks::TaskResult;
 use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, Completion, CompletionContext,
     CompletionReference, ErrorObject, GetPromptRequestParams, GetPromptResult, InputRequiredResult,
-    JsonValue, LoggingMessageNotificationParams, MrtrResult, ReadResourceRequestParams, ReadResourceResult,
-    RequestMethod, ResourceContents, ResultMeta, ServerNotification,
+    JsonValue, LoggingMessageNotificationParams, MrtrResult, RawJson, ReadResourceRequestParams,
+    ReadResourceResult, RequestMethod, ResourceContents, ResultMeta, ServerNotification,
 };
 use tokio::sync::{broadcast, mpsc};
 
@@ -62,6 +65,14 @@ struct Caller {
 trait Forwarded:
     RequestMethod<Params: Send + 'static, Result: serde::de::DeserializeOwned + Send + 'static>
 {
+    /// What the gateway's handler answers with: the result, or (`tools/call`) the upstream's
+    /// own JSON of it, passed on without being decoded and encoded again.
+    type Output: From<Self::Result> + Send + 'static;
+
+    /// The upstream's complete result (of a modern request, MRTR passed through), as the
+    /// handler answers with it.
+    fn complete(raw: RawJson) -> Result<Self::Output, ClientError>;
+
     fn retry_with(
         params: &mut Self::Params,
         answers: Option<mcp_types::InputResponses>,
@@ -112,8 +123,17 @@ fn no_task<T>(
 /// The forwarded requests differ only in their types and the client call that sends them; each
 /// carries a modern caller's answers and the upstream's state in the same two members.
 macro_rules! forwarded {
-    ($method:ty, $params:ty, $result:ty, $call:ident, $follow:expr $(, $bind:expr)?) => {
+    ($method:ty, $params:ty, $result:ty, $output:ty, $complete:expr, $call:ident, $follow:expr $(, $bind:expr)?) => {
         impl Forwarded for $method {
+            type Output = $output;
+
+            fn complete(raw: RawJson) -> Result<$output, ClientError> {
+                $complete(raw).map_err(|e: serde_json::Error| ClientError::InvalidAnswer {
+                    method: <$method as RequestMethod>::METHOD.into(),
+                    message: e.to_string(),
+                })
+            }
+
             $(fn bind(params: &$params, peer: &Peer) {
                 $bind(params, peer)
             })?
@@ -150,12 +170,30 @@ forwarded!(
     CallTool,
     CallToolRequestParams,
     CallToolResult,
+    ToolOutput,
+    |raw: RawJson| PassedResult::from_json(raw.get()).map(ToolOutput::Passed),
     call_tool_with,
     follow_tool,
-    |params: &CallToolRequestParams, peer: &Peer| { peer.bind_arguments(params.arguments.as_ref()) }
+    |params: &CallToolRequestParams, peer: &Peer| peer.bind_arguments(params.arguments.as_ref())
 );
-forwarded!(GetPrompt, GetPromptRequestParams, GetPromptResult, get_prompt_with, no_task);
-forwarded!(ReadResource, ReadResourceRequestParams, ReadResourceResult, read_resource_with, no_task);
+forwarded!(
+    GetPrompt,
+    GetPromptRequestParams,
+    GetPromptResult,
+    GetPromptResult,
+    |raw: RawJson| serde_json::from_str(raw.get()),
+    get_prompt_with,
+    no_task
+);
+forwarded!(
+    ReadResource,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    ReadResourceResult,
+    |raw: RawJson| serde_json::from_str(raw.get()),
+    read_resource_with,
+    no_task
+);
 
 /// Sends `params` to `client` for a `caller`: MRTR passed through when both sides are modern,
 /// the client's own handling otherwise.
@@ -163,13 +201,13 @@ async fn send<M: Forwarded>(
     client: Client,
     (mut params, options): (Box<M::Params>, Box<RequestOptions>),
     caller: &Caller,
-) -> Result<Answer<M::Result>, ClientError> {
+) -> Result<Answer<M::Output>, ClientError> {
     if caller.peer.is_modern() && client.protocol_version().is_modern() {
         let answers = caller.peer.answers();
         let state = caller.peer.carried_state().map(str::to_owned);
         M::retry_with(&mut params, (!answers.is_empty()).then_some(answers), state);
-        return Ok(match client.request_mrtr::<M>(&params, &options).await? {
-            MrtrResult::Complete(result) => Answer::Done(result),
+        return Ok(match client.request_mrtr_raw::<M>(&params, &options).await? {
+            MrtrResult::Complete(raw) => Answer::Done(M::complete(raw)?),
             // The upstream's questions reach the caller in a state bound to its arguments.
             MrtrResult::InputRequired(required) => {
                 M::bind(&params, &caller.peer);
@@ -185,7 +223,7 @@ async fn send<M: Forwarded>(
                     Err(created) => created,
                 };
                 caller.task.detach().await;
-                Answer::Done(M::follow(client, created, *options).await?)
+                Answer::Done(M::follow(client, created, *options).await?.into())
             }
         });
     }
@@ -199,15 +237,15 @@ async fn send<M: Forwarded>(
     M::bind(&params, &caller.peer);
     let plain = M::plain(client, *params, *options);
     if !(legacy && caller.legacy_tasks && caller.task.can_detach()) {
-        return plain.await.map(Answer::Done);
+        return plain.await.map(|result| Answer::Done(result.into()));
     }
     tokio::pin!(plain);
     tokio::select! {
-        done = &mut plain => return done.map(Answer::Done),
+        done = &mut plain => return done.map(|result| Answer::Done(result.into())),
         () = tokio::time::sleep(LEGACY_TASK_GRACE) => {}
     }
     caller.task.detach().await;
-    plain.await.map(Answer::Done)
+    plain.await.map(|result| Answer::Done(result.into()))
 }
 
 /// How long a call to a legacy upstream runs before it becomes a task of the gateway's, for a
@@ -228,7 +266,7 @@ async fn pass<M: Forwarded>(
     params: Box<M::Params>,
     read_only: bool,
     legacy_tasks: bool,
-) -> Result<M::Result, Rejection>
+) -> Result<M::Output, Rejection>
 where
     M::Params: Clone,
 {
@@ -452,7 +490,7 @@ pub(crate) fn tool(
     original: String,
     read_only: bool,
     legacy_tasks: bool,
-) -> impl Fn(Call) -> Handling<CallToolResult> + Send + Sync + 'static {
+) -> impl Fn(Call) -> Handling<ToolOutput> + Send + Sync + 'static {
     move |mut call: Call| {
         let upstream = upstream.clone();
         let name = original.clone();
@@ -462,10 +500,14 @@ pub(crate) fn tool(
             let arguments = call.arguments_unbound();
             let mut params = CallToolRequestParams::new(name);
             params.arguments = Some(arguments);
-            let mut result =
-                pass::<CallTool>(&upstream, &call, Box::new(params), read_only, legacy_tasks).await?;
-            strip_identity(&mut result.meta);
-            Ok(result)
+            Ok(match pass::<CallTool>(&upstream, &call, Box::new(params), read_only, legacy_tasks).await? {
+                ToolOutput::Built(mut result) => {
+                    strip_identity(&mut result.meta);
+                    ToolOutput::Built(result)
+                }
+                // The server's finishing leaves out the upstream's identity (`PassedResult`).
+                passed => passed,
+            })
         })
     }
 }

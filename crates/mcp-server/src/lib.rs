@@ -94,4 +94,4 @@ pub use sink::{ChannelSink, MessageSink, NullSink, SendFuture};
 pub use skills::Skills;
 /// The cancellation token transports hand to [`Server::handle_request`].
 pub use tokio_util::sync::CancellationToken;
-pub use tools::{IntoToolResult, Json, RegistrationError, ToolError, Tools};
+pub use tools::{IntoToolResult, Json, PassedResult, RegistrationError, ToolError, ToolOutput, Tools};

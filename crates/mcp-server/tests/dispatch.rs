@@ -334,3 +334,61 @@ fn tool_headers_are_computed_at_registration_and_follow_the_table() {
     assert!(server.tool_headers("annotated").is_none());
     assert_eq!(server.tool_headers("replaced").unwrap()[0].name, "Id");
 }
+
+/// A result a proxy passes on as JSON (`PassedResult`) is held to the tool's `outputSchema` as a
+/// built one is, and answered in the caller's era.
+#[tokio::test]
+async fn a_passed_result_is_checked_against_the_output_schema_and_shaped_per_era() {
+    let schema = json!({"type": "object", "properties": {"sum": {"type": "integer"}}, "required": ["sum"]});
+    let def = |name: &str| {
+        let mut tool = mcp_types::Tool::without_arguments(name);
+        tool.output_schema = Some(schema.as_object().unwrap().clone());
+        tool
+    };
+    let passed = |text: &'static str| {
+        move |_call: mcp_server::Call| async move {
+            mcp_server::PassedResult::from_json(text)
+                .map_err(|e| mcp_server::Rejection::Internal(e.to_string()))
+        }
+    };
+    let tools = Tools::new()
+        .add_proxy(
+            def("good"),
+            passed(r#"{"content":[],"structuredContent":{"sum":5},"resultType":"complete"}"#),
+        )
+        .add_proxy(def("bad"), passed(r#"{"content":[],"structuredContent":{"sum":"five"}}"#))
+        .add_proxy(def("none"), passed(r#"{"content":[]}"#))
+        .add_proxy(def("failed"), passed(r#"{"content":[],"isError":true}"#));
+    let server = Server::builder("passing", "1.0.0").tools(tools).build().unwrap();
+    let mut p = Peer::start(server);
+    let call = |name: &str| json!({"_meta": meta(json!({})), "name": name});
+    let r = p.request(json!(1), "tools/call", call("good")).await;
+    validate_result(MODERN, "CallToolResult", &r);
+    assert_eq!(r["result"]["structuredContent"], json!({"sum": 5}));
+    assert_eq!(r["result"]["resultType"], "complete");
+    assert_eq!(r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "passing");
+    let r = p.request(json!(2), "tools/call", call("bad")).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert!(r["error"]["message"].as_str().unwrap().contains("violates its outputSchema"), "{r}");
+    let r = p.request(json!(3), "tools/call", call("none")).await;
+    assert!(r["error"]["message"].as_str().unwrap().contains("no structuredContent"), "{r}");
+    let r = p.request(json!(4), "tools/call", call("failed")).await;
+    assert_eq!(r["result"]["isError"], true, "a tool error is not held to the schema: {r}");
+    p.close().await;
+
+    let mut legacy = Peer::start(
+        Server::builder("passing", "1.0.0")
+            .tools(Tools::new().add_proxy(
+                def("good"),
+                passed(r#"{"content":[],"structuredContent":{"sum":5},"resultType":"complete"}"#),
+            ))
+            .build()
+            .unwrap(),
+    );
+    legacy.initialize(json!({})).await;
+    let r = legacy.request(json!(1), "tools/call", json!({"name": "good"})).await;
+    assert_eq!(r["result"]["structuredContent"], json!({"sum": 5}), "{r}");
+    assert!(r["result"].get("resultType").is_none(), "no resultType for a legacy client: {r}");
+    assert!(r["result"].get("_meta").is_none(), "{r}");
+    legacy.close().await;
+}

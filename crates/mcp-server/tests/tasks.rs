@@ -92,7 +92,10 @@ fn server_with(config: ServerConfig, gate: Gate, dropped: Dropped) -> Server {
         .add_proxy(task("refusing", TaskSupport::Optional), |call| async move {
             call.extract::<TaskHandle>()?.detach().await;
             tokio::time::sleep(Duration::from_millis(10)).await;
-            Err(Rejection::Protocol(mcp_types::ErrorObject::new(-32001, "upstream said no")))
+            Err::<mcp_types::CallToolResult, _>(Rejection::Protocol(mcp_types::ErrorObject::new(
+                -32001,
+                "upstream said no",
+            )))
         })
         .add("plain", "Never a task", quick);
     Server::builder("tasks-test", "1.0.0")

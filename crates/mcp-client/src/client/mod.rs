@@ -414,6 +414,21 @@ impl Client {
     where
         M::Result: DeserializeOwned,
     {
+        match self.request_mrtr_raw::<M>(params, options).await? {
+            MrtrResult::Complete(raw) => decode(M::METHOD, &raw).map(MrtrResult::Complete),
+            MrtrResult::InputRequired(required) => Ok(MrtrResult::InputRequired(required)),
+            MrtrResult::Task(created) => Ok(MrtrResult::Task(created)),
+        }
+    }
+
+    /// [`Client::request_mrtr`], with a complete result left as the JSON text the server sent
+    /// (a gateway passes it on as it came, without decoding it and encoding it again); its
+    /// questions and its task are decoded as there.
+    pub async fn request_mrtr_raw<M: mcp_types::RequestMethod>(
+        &self,
+        params: &M::Params,
+        options: &RequestOptions,
+    ) -> Result<MrtrResult<RawJson>, ClientError> {
         let params = to_map(params)?;
         let raw = self.inner.call_raw(M::METHOD, &params, options, Mrtr::Pass, |_| {}).await?;
         // Decoded once, into the type its `resultType` names (not into a JSON tree first).
@@ -423,7 +438,7 @@ impl Client {
                 decode(M::METHOD, &raw).map(MrtrResult::Task)
             }
             ResultKind::InputRequired => decode(M::METHOD, &raw).map(MrtrResult::InputRequired),
-            ResultKind::Complete => decode(M::METHOD, &raw).map(MrtrResult::Complete),
+            ResultKind::Complete => Ok(MrtrResult::Complete(raw)),
         }
     }
 

@@ -41,19 +41,18 @@ pub(crate) fn approved_run(
     let run: ErasedTool = Arc::clone(run);
     Box::pin(async move {
         let peer = Peer::from_call(&call)?;
-        match peer.elicit(KEY, approval::approval_form(message)).await {
-            Ok(answer) if approval::approved(&answer) => run(call).await,
-            Ok(answer) => Ok(CallToolResult::error(format!(
+        let refused = match peer.elicit(KEY, approval::approval_form(message)).await {
+            Ok(answer) if approval::approved(&answer) => return run(call).await,
+            Ok(answer) => CallToolResult::error(format!(
                 "The tool {tool:?} did not run: the user did not approve it ({}).",
                 answer.action.as_str()
-            ))),
-            Err(AskError::Unsupported(_)) => Ok(CallToolResult::error(format!(
+            )),
+            Err(AskError::Unsupported(_)) => CallToolResult::error(format!(
                 "The tool {tool:?} did not run: it needs a person's approval, and this client cannot ask \
                  (it declared no form elicitation)."
-            ))),
-            Err(e) => {
-                Ok(CallToolResult::error(format!("The tool {tool:?} did not run: approval failed: {e}")))
-            }
-        }
+            )),
+            Err(e) => CallToolResult::error(format!("The tool {tool:?} did not run: approval failed: {e}")),
+        };
+        Ok(refused.into())
     })
 }

@@ -26,7 +26,7 @@ use crate::principal::Principal;
 use crate::prompts::PromptFailure;
 use crate::resources::ReadFailure;
 use crate::server::Server;
-use crate::tools::{ToolEntry, ToolRun};
+use crate::tools::{ToolEntry, ToolOutput, ToolRun};
 
 /// One page of a list (borrowed: only what the page holds is ever copied), and the cursor of
 /// the next page.
@@ -105,25 +105,36 @@ fn internal(message: impl Into<String>) -> Failure {
 /// the JSON-RPC error the call ends with — a failure of the handler, another server's error it
 /// passed on, or a result that breaks the tool's `outputSchema`. One rule for a call answered
 /// at once and for one that ran as a task.
-pub(super) fn settle(entry: &ToolEntry, name: &str, run: ToolRun) -> Result<CallToolResult, ErrorObject> {
+pub(super) fn settle(entry: &ToolEntry, name: &str, run: ToolRun) -> Result<ToolOutput, ErrorObject> {
     let result = match run {
         Ok(result) => result,
         Err(Rejection::InvalidArguments(m)) => {
-            return Ok(CallToolResult::error(format!("Invalid arguments for tool {name}: {m}")));
+            return Ok(CallToolResult::error(format!("Invalid arguments for tool {name}: {m}")).into());
         }
         Err(Rejection::Internal(m)) => return Err(ErrorObject::internal(m)),
         Err(Rejection::Protocol(e)) => return Err(e),
     };
     if let (Some(schema), false) = (&entry.output, result.is_error()) {
-        let Some(structured) = &result.structured_content else {
-            return Err(ErrorObject::internal(format!(
+        let missing = || {
+            ErrorObject::internal(format!(
                 "tool {name} declares an outputSchema but returned no structuredContent"
-            )));
+            ))
         };
-        if let Err(violation) = schema.validate(structured) {
-            return Err(ErrorObject::internal(format!(
+        let violates = |violation: &dyn std::fmt::Display| {
+            ErrorObject::internal(format!(
                 "tool {name} returned structuredContent that violates its outputSchema: {violation}"
-            )));
+            ))
+        };
+        match &result {
+            ToolOutput::Built(built) => {
+                let structured = built.structured_content.as_ref().ok_or_else(missing)?;
+                schema.validate(structured).map_err(|v| violates(&v))?;
+            }
+            ToolOutput::Passed(passed) => {
+                let structured =
+                    passed.structured_content().map_err(|e| violates(&e))?.ok_or_else(missing)?;
+                schema.validate(&structured).map_err(|v| violates(&v))?;
+            }
         }
     }
     Ok(result)
@@ -178,7 +189,7 @@ impl Server {
         let arguments = JsonValue::Object(arguments);
         if let Err(violation) = entry.input.validate(&arguments) {
             let message = format!("Invalid arguments for tool {}: {violation}", params.name);
-            return ctx.finish_tool(CallToolResult::error(message));
+            return ctx.finish_tool(CallToolResult::error(message).into());
         }
         let JsonValue::Object(arguments) = arguments else { unreachable!("built as an object above") };
         let asks = Arc::new(
@@ -251,6 +262,7 @@ impl Server {
                     params.name,
                     limit.as_millis()
                 ))
+                .into()
             }
         };
         ctx.finish_tool(result)

@@ -114,11 +114,20 @@ impl Ctx<'_> {
     }
 
     /// Shapes and serializes a `tools/call` result, noting a tool's failure for the observer.
-    pub(crate) fn finish_tool(&self, result: mcp_types::CallToolResult) -> Routed {
+    pub(crate) fn finish_tool(&self, result: crate::tools::ToolOutput) -> Routed {
         if let (Some(flag), true) = (self.tool_error, result.is_error()) {
             flag.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        self.finish(result)
+        match result {
+            crate::tools::ToolOutput::Built(result) => self.finish(result),
+            crate::tools::ToolOutput::Passed(result) => {
+                result.finish(self.modern(), &self.server.inner.info).map(Some).map_err(|e| {
+                    Failure::after_dispatch(ErrorObject::internal(format!(
+                        "the result could not be serialized: {e}"
+                    )))
+                })
+            }
+        }
     }
 
     /// Shapes and serializes a result.

@@ -164,9 +164,9 @@ impl Server {
                 _ = expiry => stopped("the task outlived its ttlMs"),
                 done = &mut work => match done {
                     Ok(done) => match settle(&entry, &name, done) {
-                        Ok(result) => match serde_json::to_value(&result) {
-                            Ok(serde_json::Value::Object(result)) => Outcome::Completed(result),
-                            _ => stopped("the tool's result could not be serialized"),
+                        Ok(result) => match result.into_object() {
+                            Ok(result) => Outcome::Completed(result),
+                            Err(_) => stopped("the tool's result could not be serialized"),
                         },
                         Err(error) => Outcome::Failed(error),
                     },

@@ -19,6 +19,7 @@
 //! ```
 
 mod output;
+mod passed;
 
 use std::sync::Arc;
 
@@ -32,9 +33,10 @@ use crate::handler::{BoxFuture, Handler};
 use crate::schema::object_schema;
 
 pub use output::{IntoToolResult, Json, ToolError};
+pub use passed::{PassedResult, ToolOutput};
 
 /// What running a tool produced, before the router shapes it for the wire.
-pub(crate) type ToolRun = Result<mcp_types::CallToolResult, Rejection>;
+pub(crate) type ToolRun = Result<ToolOutput, Rejection>;
 
 /// A tool's handler with its types erased: what both the typed and the dynamic forms become.
 pub(crate) type ErasedTool = Arc<dyn Fn(Call) -> BoxFuture<ToolRun> + Send + Sync>;
@@ -188,7 +190,7 @@ impl Tools {
         }
         let run: ErasedTool = Arc::new(move |call: Call| {
             let fut = handler.call(call);
-            Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
+            Box::pin(async move { fut.await.map(|r| ToolOutput::Built(r.into_tool_result())) })
         });
         self.insert(def, run, Source::Typed)
     }
@@ -203,7 +205,7 @@ impl Tools {
     {
         let run: ErasedTool = Arc::new(move |call: Call| {
             let fut = handler(call);
-            Box::pin(async move { Ok(fut.await.unwrap_or_else(ToolError::into_result)) })
+            Box::pin(async move { Ok(ToolOutput::Built(fut.await.unwrap_or_else(ToolError::into_result))) })
         });
         self.insert(def, run, Source::Dynamic)
     }
@@ -211,13 +213,19 @@ impl Tools {
     /// Adds a tool whose handler passes the call on to another server (a gateway's): like
     /// [`Tools::add_dyn`], but the handler may fail the request itself — with
     /// [`Rejection::Protocol`], the JSON-RPC error to answer with (the other server's own, say),
-    /// kept apart from a tool error (`isError` in the result it returns).
-    pub fn add_proxy<F, Fut>(self, def: Tool, handler: F) -> Self
+    /// kept apart from a tool error (`isError` in the result it returns). The result may be
+    /// built ([`CallToolResult`](mcp_types::CallToolResult)) or the other server's own JSON
+    /// ([`PassedResult`]), passed on without being decoded and encoded again.
+    pub fn add_proxy<F, Fut, R>(self, def: Tool, handler: F) -> Self
     where
         F: Fn(Call) -> Fut + Send + Sync + 'static,
-        Fut: std::future::Future<Output = Result<mcp_types::CallToolResult, Rejection>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<R, Rejection>> + Send + 'static,
+        R: Into<ToolOutput> + 'static,
     {
-        let run: ErasedTool = Arc::new(move |call: Call| Box::pin(handler(call)));
+        let run: ErasedTool = Arc::new(move |call: Call| {
+            let fut = handler(call);
+            Box::pin(async move { fut.await.map(Into::into) })
+        });
         self.insert(def, run, Source::Proxy)
     }
 
