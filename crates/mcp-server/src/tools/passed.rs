@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use mcp_types::{CallToolResult, Implementation, JsonObject, RawJson, ResultMeta};
+use mcp_types::{CallToolResult, Implementation, JsonObject, RawJson};
 use serde::de::{Error as _, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserializer, Serialize, Serializer};
@@ -60,14 +60,23 @@ impl ToolOutput {
 /// duplicate members, with `content` an array, `isError` a boolean and `_meta` an object (or
 /// `null`, for either); the blocks themselves are the other server's, passed on as they are.
 pub struct PassedResult {
+    /// Every member but `_meta` and `resultType`, which the answer writes itself.
     members: Vec<(String, Box<RawValue>)>,
+    /// The members of `_meta` but the other server's identity.
+    meta: Vec<(String, Box<RawValue>)>,
     is_error: bool,
 }
 
+/// The member of a result's `_meta` that names the server that answered.
+const SERVER_INFO: &str = mcp_types::meta::key::SERVER_INFO;
+
 impl std::fmt::Debug for PassedResult {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names =
+            |members: &[(String, Box<RawValue>)]| members.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
         f.debug_struct("PassedResult")
-            .field("members", &self.members.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>())
+            .field("members", &names(&self.members))
+            .field("meta", &names(&self.meta))
             .field("is_error", &self.is_error)
             .finish()
     }
@@ -77,25 +86,9 @@ impl PassedResult {
     /// Reads a result's members from its JSON text; an error says what is wrong with it.
     pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
         let mut deserializer = serde_json::Deserializer::from_str(json);
-        let members = deserializer.deserialize_map(Members)?;
+        let passed = deserializer.deserialize_map(Result_)?;
         deserializer.end()?;
-        let get = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, raw)| raw.get());
-        match get("content") {
-            Some(content) if content.starts_with('[') => {}
-            Some(_) => return Err(serde_json::Error::custom("`content` is not an array")),
-            None => return Err(serde_json::Error::custom("missing field `content`")),
-        }
-        let is_error = match get("isError") {
-            Some(raw) => serde_json::from_str::<Option<bool>>(raw)
-                .map_err(|e| serde_json::Error::custom(format!("`isError`: {e}")))?
-                .unwrap_or(false),
-            None => false,
-        };
-        if let Some(raw) = get("_meta") {
-            serde_json::from_str::<Option<ResultMeta>>(raw)
-                .map_err(|e| serde_json::Error::custom(format!("`_meta`: {e}")))?;
-        }
-        Ok(PassedResult { members, is_error })
+        Ok(passed)
     }
 
     /// Whether the result reports a failure of the tool (`isError: true`).
@@ -103,22 +96,26 @@ impl PassedResult {
         self.is_error
     }
 
-    fn member(&self, name: &str) -> Option<&RawValue> {
-        self.members.iter().find(|(n, _)| n == name).map(|(_, raw)| &**raw)
-    }
-
     /// `structuredContent`, decoded (to be checked against an `outputSchema`); `None` when absent
     /// or `null`.
     pub(crate) fn structured_content(&self) -> Result<Option<serde_json::Value>, serde_json::Error> {
-        match self.member("structuredContent") {
-            Some(raw) => serde_json::from_str::<Option<serde_json::Value>>(raw.get()),
+        match self.members.iter().find(|(n, _)| n == "structuredContent") {
+            Some((_, raw)) => serde_json::from_str::<Option<serde_json::Value>>(raw.get()),
             None => Ok(None),
         }
     }
 
-    /// The result as a JSON object.
+    /// The result as a JSON object (`_meta` without the other server's identity, no
+    /// `resultType`).
     pub(crate) fn to_object(&self) -> Result<JsonObject, serde_json::Error> {
-        self.members.iter().map(|(name, raw)| Ok((name.clone(), serde_json::from_str(raw.get())?))).collect()
+        let object = |members: &[(String, Box<RawValue>)]| -> Result<JsonObject, serde_json::Error> {
+            members.iter().map(|(name, raw)| Ok((name.clone(), serde_json::from_str(raw.get())?))).collect()
+        };
+        let mut result = object(&self.members)?;
+        if !self.meta.is_empty() {
+            result.insert("_meta".into(), serde_json::Value::Object(object(&self.meta)?));
+        }
+        Ok(result)
     }
 
     /// The result as this server answers it: every member as it came, except `resultType` (set
@@ -130,27 +127,14 @@ impl PassedResult {
         modern: bool,
         info: &Arc<Implementation>,
     ) -> Result<RawJson, serde_json::Error> {
-        let mut meta = match self.member("_meta") {
-            Some(raw) => serde_json::from_str::<Option<ResultMeta>>(raw.get())?,
-            None => None,
-        };
-        if let Some(meta) = &mut meta {
-            meta.server_info = None;
-        }
-        if modern {
-            meta.get_or_insert_with(ResultMeta::default).server_info = Some(info.clone());
-        }
-        let meta =
-            meta.filter(|m| m.server_info.is_some() || m.subscription_id.is_some() || !m.extra.is_empty());
-        serde_json::value::to_raw_value(&Finished { passed: self, meta: meta.as_ref(), modern })
+        serde_json::value::to_raw_value(&Finished { passed: self, info: modern.then_some(&**info) })
     }
 }
 
-/// What [`PassedResult::finish`] writes.
+/// What [`PassedResult::finish`] writes: `info` is this server's identity for a modern caller.
 struct Finished<'a> {
     passed: &'a PassedResult,
-    meta: Option<&'a ResultMeta>,
-    modern: bool,
+    info: Option<&'a Implementation>,
 }
 
 impl Serialize for Finished<'_> {
@@ -159,36 +143,144 @@ impl Serialize for Finished<'_> {
         for (name, raw) in &self.passed.members {
             // `null` reads as absent for the optional members, and is written as absent.
             let absent = raw.get() == "null" && matches!(name.as_str(), "isError" | "structuredContent");
-            if !absent && name != "resultType" && name != "_meta" {
+            if !absent {
                 map.serialize_entry(name, raw)?;
             }
         }
-        if let Some(meta) = self.meta {
-            map.serialize_entry("_meta", meta)?;
+        if self.info.is_some() || !self.passed.meta.is_empty() {
+            map.serialize_entry("_meta", &Meta { info: self.info, members: &self.passed.meta })?;
         }
-        if self.modern {
+        if self.info.is_some() {
             map.serialize_entry("resultType", &mcp_types::ResultType::Complete)?;
         }
         map.end()
     }
 }
 
-/// Reads an object's members as their text, refusing a name that comes twice.
-struct Members;
+/// A passed result's `_meta`: this server's identity, then the other server's members.
+struct Meta<'a> {
+    info: Option<&'a Implementation>,
+    members: &'a [(String, Box<RawValue>)],
+}
 
-impl<'de> Visitor<'de> for Members {
-    type Value = Vec<(String, Box<RawValue>)>;
+impl Serialize for Meta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map =
+            serializer.serialize_map(Some(self.members.len() + usize::from(self.info.is_some())))?;
+        if let Some(info) = self.info {
+            map.serialize_entry(SERVER_INFO, info)?;
+        }
+        for (name, raw) in self.members {
+            map.serialize_entry(name, raw)?;
+        }
+        map.end()
+    }
+}
+
+/// Reads a result: each member as its text, but `resultType` (skipped: the answer writes its
+/// own) and `_meta` (read member by member, the other server's identity skipped), in one pass.
+struct Result_;
+
+impl<'de> Visitor<'de> for Result_ {
+    type Value = PassedResult;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a tool result (a JSON object)")
+        f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members: Vec<(String, Box<RawValue>)> = Vec::with_capacity(map.size_hint().unwrap_or(4));
+        let mut members: Vec<(String, Box<RawValue>)> = Vec::with_capacity(4);
+        let mut meta = None;
+        let mut result_type = false;
+        let mut is_error = false;
         while let Some(name) = map.next_key::<String>()? {
+            let again = || A::Error::custom(format!("duplicate member `{name}`"));
+            match name.as_str() {
+                "_meta" => {
+                    if meta.is_some() {
+                        return Err(again());
+                    }
+                    let members = map
+                        .next_value_seed(MetaSeed)
+                        .map_err(|e| A::Error::custom(format!("`_meta`: {e}")))?;
+                    meta = Some(members);
+                    continue;
+                }
+                "resultType" => {
+                    if std::mem::replace(&mut result_type, true) {
+                        return Err(again());
+                    }
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    continue;
+                }
+                _ => {}
+            }
             let value: Box<RawValue> = map.next_value()?;
             if members.iter().any(|(n, _)| *n == name) {
-                return Err(A::Error::custom(format!("duplicate member `{name}`")));
+                return Err(again());
+            }
+            match name.as_str() {
+                "content" if !value.get().starts_with('[') => {
+                    return Err(A::Error::custom("`content` is not an array"));
+                }
+                "isError" => match value.get() {
+                    "true" => is_error = true,
+                    "false" | "null" => {}
+                    other => return Err(A::Error::custom(format!("`isError` is not a boolean: {other}"))),
+                },
+                _ => {}
+            }
+            members.push((name, value));
+        }
+        if !members.iter().any(|(n, _)| n == "content") {
+            return Err(A::Error::custom("missing field `content`"));
+        }
+        Ok(PassedResult { members, meta: meta.unwrap_or_default(), is_error })
+    }
+}
+
+/// Reads a result's `_meta` (an object, or `null` for none) as its members' text, but the other
+/// server's identity.
+struct MetaSeed;
+
+impl<'de> serde::de::DeserializeSeed<'de> for MetaSeed {
+    type Value = Vec<(String, Box<RawValue>)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_option(self)
+    }
+}
+
+impl<'de> Visitor<'de> for MetaSeed {
+    type Value = Vec<(String, Box<RawValue>)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Vec::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members: Vec<(String, Box<RawValue>)> = Vec::new();
+        let mut identity = false;
+        while let Some(name) = map.next_key::<String>()? {
+            let again = || A::Error::custom(format!("duplicate member `{name}`"));
+            if name == SERVER_INFO {
+                if std::mem::replace(&mut identity, true) {
+                    return Err(again());
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+            let value: Box<RawValue> = map.next_value()?;
+            if members.iter().any(|(n, _)| *n == name) {
+                return Err(again());
             }
             members.push((name, value));
         }
@@ -198,6 +290,7 @@ impl<'de> Visitor<'de> for Members {
 
 #[cfg(test)]
 mod tests {
+    use mcp_types::ResultMeta;
     use serde_json::{Value, json};
 
     use super::*;
@@ -267,11 +360,12 @@ mod tests {
     #[test]
     fn what_is_not_a_tool_result_is_refused_with_its_reason() {
         for (text, reason) in [
-            ("[1]", "a tool result"),
+            ("[1]", "a JSON object"),
             ("{}", "missing field `content`"),
             (r#"{"content": {}}"#, "not an array"),
             (r#"{"content": [], "content": []}"#, "duplicate member `content`"),
-            (r#"{"content": [], "isError": "yes"}"#, "`isError`"),
+            (r#"{"content": [], "isError": "yes"}"#, "`isError` is not a boolean"),
+            (r#"{"content": [], "_meta": {"a": 1, "a": 2}}"#, "duplicate member `a`"),
             (r#"{"content": [], "_meta": 3}"#, "`_meta`"),
             (r#"{"content": []"#, "EOF"),
             (r#"{"content": []} x"#, "trailing"),
