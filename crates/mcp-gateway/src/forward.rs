@@ -23,7 +23,7 @@ use mcp_types::methods::{CallTool, GetPrompt, ReadResource};
 use mcp_types::{
     CallToolRequestParams, CallToolResult, CompleteRequestParams, Completion, CompletionContext,
     CompletionReference, ErrorObject, GetPromptRequestParams, GetPromptResult, InputRequiredResult,
-    JsonValue, LoggingMessageNotificationParams, MrtrResult, RawJson, ReadResourceRequestParams,
+    JsonObject, JsonValue, LoggingMessageNotificationParams, MrtrResult, RawJson, ReadResourceRequestParams,
     ReadResourceResult, RequestMethod, ResourceContents, ResultMeta, ServerNotification,
 };
 use tokio::sync::{broadcast, mpsc};
@@ -90,6 +90,15 @@ trait Forwarded:
     /// when they took them.
     fn bind(_params: &Self::Params, _peer: &Peer) {}
 
+    /// The same, from the params as they are sent ([`Forwarded::into_map`]).
+    fn bind_sent(_params: &JsonObject, _peer: &Peer) {}
+
+    /// The params as the JSON object they are sent as; what is large in them (a tool's
+    /// arguments) moved into it, not copied.
+    fn into_map(params: Self::Params) -> Result<JsonObject, ClientError> {
+        to_object(&params)
+    }
+
     /// Follows to its end the task the upstream made of the request (only `tools/call` may be
     /// answered with one).
     fn follow(
@@ -136,6 +145,19 @@ macro_rules! forwarded {
 
             $(fn bind(params: &$params, peer: &Peer) {
                 $bind(params, peer)
+            }
+
+            fn bind_sent(params: &JsonObject, peer: &Peer) {
+                peer.bind_arguments(params.get("arguments").and_then(JsonValue::as_object))
+            }
+
+            fn into_map(mut params: $params) -> Result<JsonObject, ClientError> {
+                let arguments = params.arguments.take();
+                let mut map = to_object(&params)?;
+                if let Some(arguments) = arguments {
+                    map.insert("arguments".into(), arguments.into());
+                }
+                Ok(map)
             })?
 
             fn retry_with(
@@ -206,11 +228,12 @@ async fn send<M: Forwarded>(
         let answers = caller.peer.answers();
         let state = caller.peer.carried_state().map(str::to_owned);
         M::retry_with(&mut params, (!answers.is_empty()).then_some(answers), state);
-        return Ok(match client.request_mrtr_raw::<M>(&params, &options).await? {
+        let params = M::into_map(*params)?;
+        return Ok(match client.request_mrtr_raw_map::<M>(&params, &options).await? {
             MrtrResult::Complete(raw) => Answer::Done(M::complete(raw)?),
             // The upstream's questions reach the caller in a state bound to its arguments.
             MrtrResult::InputRequired(required) => {
-                M::bind(&params, &caller.peer);
+                M::bind_sent(&params, &caller.peer);
                 Answer::Ask(Box::new(required))
             }
             // The upstream made the call a task: the caller is given it under an id that
@@ -246,6 +269,15 @@ async fn send<M: Forwarded>(
     }
     caller.task.detach().await;
     plain.await.map(|result| Answer::Done(result.into()))
+}
+
+/// `params` as a JSON object.
+fn to_object<T: serde::Serialize>(params: &T) -> Result<JsonObject, ClientError> {
+    match serde_json::to_value(params) {
+        Ok(JsonValue::Object(map)) => Ok(map),
+        Ok(other) => Err(ClientError::Unsupported(format!("params that are not an object: {other}"))),
+        Err(e) => Err(ClientError::Unsupported(format!("params that cannot be serialized: {e}"))),
+    }
 }
 
 /// How long a call to a legacy upstream runs before it becomes a task of the gateway's, for a

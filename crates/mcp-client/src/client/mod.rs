@@ -429,8 +429,17 @@ impl Client {
         params: &M::Params,
         options: &RequestOptions,
     ) -> Result<MrtrResult<RawJson>, ClientError> {
-        let params = to_map(params)?;
-        let raw = self.inner.call_raw(M::METHOD, &params, options, Mrtr::Pass, |_| {}).await?;
+        self.request_mrtr_raw_map::<M>(&to_map(params)?, options).await
+    }
+
+    /// [`Client::request_mrtr_raw`] with the params as the JSON object they are sent as (a
+    /// gateway has a caller's arguments as one already, and need not copy them into another).
+    pub async fn request_mrtr_raw_map<M: mcp_types::RequestMethod>(
+        &self,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<MrtrResult<RawJson>, ClientError> {
+        let raw = self.inner.call_raw(M::METHOD, params, options, Mrtr::Pass, |_| {}).await?;
         // Decoded once, into the type its `resultType` names (not into a JSON tree first).
         match ResultKind::of(raw.get()).map_err(|e| invalid(M::METHOD, e))? {
             ResultKind::Task => {
