@@ -251,8 +251,8 @@ impl Pipeline {
             batching,
             fixed: Fixed::new(&resource),
         });
-        // The blocking client is built on the thread itself: it runs a runtime of its own, which
-        // may be neither built nor dropped inside the caller's (async) context.
+        // The client and its runtime are built on the thread itself: a runtime may be neither
+        // built nor dropped inside the caller's (async) context.
         let exporter = Exporter { target };
         let thread = std::thread::Builder::new()
             .name("mcpkit-traces".into())
@@ -326,8 +326,21 @@ struct Exporter {
 
 impl Exporter {
     fn run(self, shared: &Shared) {
-        let client = match reqwest::blocking::Client::builder().timeout(self.target.timeout).build() {
-            Ok(client) => client,
+        // A runtime of one thread, this one: the client's connection is driven here, during each
+        // export, so that a batch costs no hand-off to another thread and back (reqwest's
+        // blocking client keeps a thread of its own for that).
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        let client = runtime
+            .map_err(|e| e.to_string())
+            .and_then(|runtime| {
+                let client = {
+                    let _entered = runtime.enter();
+                    reqwest::Client::builder().timeout(self.target.timeout).build()
+                };
+                client.map(|client| (runtime, client)).map_err(|e| e.to_string())
+            });
+        let (runtime, client) = match client {
+            Ok(both) => both,
             Err(e) => {
                 tracing::warn!("traces are not exported: the HTTP client: {e}");
                 shared.lock().closing = true;
@@ -360,7 +373,7 @@ impl Exporter {
                 );
             }
             for batch in batches {
-                self.export(&client, shared.fixed.close(batch.body), batch.spans);
+                runtime.block_on(self.export(&client, shared.fixed.close(batch.body), batch.spans));
             }
             if closing {
                 return;
@@ -368,14 +381,19 @@ impl Exporter {
         }
     }
 
-    fn export(&self, client: &reqwest::blocking::Client, body: bytes::Bytes, count: usize) {
+    async fn export(&self, client: &reqwest::Client, body: bytes::Bytes, count: usize) {
         let mut post =
             client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
         for (name, value) in &self.target.headers {
             post = post.header(name.as_str(), value.as_str());
         }
-        match post.send() {
-            Ok(response) if response.status().is_success() => {}
+        match post.send().await {
+            // The answer is read to its end, so that its connection serves the next export.
+            Ok(response) if response.status().is_success() => {
+                if let Err(e) = response.bytes().await {
+                    tracing::debug!("the OTLP trace export's answer could not be read: {e}");
+                }
+            }
             Ok(response) => tracing::warn!(
                 status = response.status().as_u16(),
                 "the OTLP trace export was refused; {count} spans dropped"
@@ -599,12 +617,24 @@ mod tests {
 
     /// An OTLP/HTTP receiver on 127.0.0.1: each export request it takes, decoded.
     fn receiver() -> (String, mpsc::Receiver<ExportTraceServiceRequest>) {
+        let (url, rx, _) = receiver_answering(b"");
+        (url, rx)
+    }
+
+    /// The same, answering every export with `answer` as its body, and counting the connections
+    /// it accepted.
+    fn receiver_answering(
+        answer: &'static [u8],
+    ) -> (String, mpsc::Receiver<ExportTraceServiceRequest>, Arc<std::sync::atomic::AtomicUsize>) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
         let (tx, rx) = mpsc::channel();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let accepted = connections.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { return };
+                accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let tx = tx.clone();
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream);
@@ -628,12 +658,18 @@ mod tests {
                         let mut body = vec![0; length];
                         reader.read_exact(&mut body).unwrap();
                         tx.send(ExportTraceServiceRequest::decode(&body[..]).unwrap()).unwrap();
-                        reader.get_mut().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").unwrap();
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: {}\r\n\r\n",
+                            answer.len()
+                        );
+                        let stream = reader.get_mut();
+                        stream.write_all(head.as_bytes()).unwrap();
+                        stream.write_all(answer).unwrap();
                     }
                 });
             }
         });
-        (url, rx)
+        (url, rx, connections)
     }
 
     fn record(n: u8, parent: Option<[u8; 8]>, error: Option<&str>) -> Record {
@@ -763,6 +799,27 @@ mod tests {
         assert_eq!((queue.waiting, queue.dropped), (4, 3));
         assert_eq!(queue.full.len(), 2, "two full batches wait");
         assert_eq!(queue.filling.spans, 0);
+    }
+
+    #[test]
+    fn exports_share_one_connection_when_the_collector_answers_with_a_body() {
+        // An ExportTraceServiceResponse with a partial_success (field 1) saying nothing was
+        // rejected: a body the exporter must read to its end before the connection is reused.
+        let (url, received, connections) = receiver_answering(&[0x0a, 0x00]);
+        let pipeline = Pipeline::start(
+            OtlpTarget::new(url, "svc"),
+            Vec::new(),
+            Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
+        )
+        .unwrap();
+        for n in 1..=3 {
+            pipeline.push(record(n, None, None));
+            pipeline.flush();
+            let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
+            assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
+        }
+        pipeline.shutdown();
+        assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection for three exports");
     }
 
     #[test]
