@@ -26,6 +26,9 @@ fn builder() -> ClientBuilder {
     ClientBuilder::new("http-connections-test", "1").era_cache(EraCache::new())
 }
 
+/// A request as the server saw it: its method, its path, its JSON body and its head as sent.
+type Seen = (String, String, Value, String);
+
 /// What the server does besides answering.
 #[derive(Clone, Copy, PartialEq)]
 enum Behaviour {
@@ -44,8 +47,8 @@ enum Behaviour {
 struct Server {
     addr: SocketAddr,
     accepted: Arc<AtomicUsize>,
-    /// Every request: its method, its path and its JSON body.
-    seen: Arc<Mutex<Vec<(String, String, Value)>>>,
+    /// Every request, in order.
+    seen: Arc<Mutex<Vec<Seen>>>,
     task: JoinHandle<()>,
 }
 
@@ -63,8 +66,17 @@ impl Server {
     fn calls(&self) -> Vec<(String, Value)> {
         let seen = self.seen.lock().unwrap();
         seen.iter()
-            .filter(|(_, _, body)| body["method"] == "tools/call")
-            .map(|(_, path, body)| (path.clone(), body.clone()))
+            .filter(|(_, _, body, _)| body["method"] == "tools/call")
+            .map(|(_, path, body, _)| (path.clone(), body.clone()))
+            .collect()
+    }
+
+    /// The heads of the `tools/call` requests, lower-cased.
+    fn call_heads(&self) -> Vec<String> {
+        let seen = self.seen.lock().unwrap();
+        seen.iter()
+            .filter(|(_, _, body, _)| body["method"] == "tools/call")
+            .map(|(_, _, _, head)| head.to_ascii_lowercase())
             .collect()
     }
 }
@@ -73,7 +85,7 @@ async fn server(behaviour: Behaviour) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let accepted = Arc::new(AtomicUsize::new(0));
-    let seen: Arc<Mutex<Vec<(String, String, Value)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let (counter, recorder) = (accepted.clone(), seen.clone());
     let task = tokio::spawn(async move {
         let mut connections = Vec::new();
@@ -86,11 +98,7 @@ async fn server(behaviour: Behaviour) -> Server {
 }
 
 /// Serves one connection: requests one after another until the client closes it.
-async fn connection(
-    mut stream: TcpStream,
-    behaviour: Behaviour,
-    seen: Arc<Mutex<Vec<(String, String, Value)>>>,
-) {
+async fn connection(mut stream: TcpStream, behaviour: Behaviour, seen: Arc<Mutex<Vec<Seen>>>) {
     let mut buffer = Vec::new();
     loop {
         // The head.
@@ -126,7 +134,7 @@ async fn connection(
         }
         let body: Value = serde_json::from_slice(&buffer[end..end + length]).unwrap_or(Value::Null);
         buffer.drain(..end + length);
-        seen.lock().unwrap().push((method.clone(), path.clone(), body.clone()));
+        seen.lock().unwrap().push((method.clone(), path.clone(), body.clone(), head.clone()));
 
         let redirect = match behaviour {
             Behaviour::Redirect if path == "/mcp" && method == "POST" => Some("/moved".to_owned()),
@@ -239,6 +247,36 @@ async fn a_same_origin_307_is_followed_with_its_method_and_body() {
     assert_eq!(paths, ["/mcp", "/moved"], "sent to the first URL, then where it was sent on");
     assert_eq!(calls[0].1, calls[1].1, "the same body both times");
     assert_eq!(calls[1].1["params"]["arguments"], json!({"x": "y"}));
+    client.close().await;
+}
+
+#[tokio::test]
+async fn the_configured_headers_go_with_every_request_each_value_once_through_a_redirect_too() {
+    let server = server(Behaviour::Redirect).await;
+    let url = format!("http://{}/mcp", server.addr);
+    let mut config = HttpConfig::new(&url).header(
+        reqwest::header::HeaderName::from_static("x-team"),
+        reqwest::header::HeaderValue::from_static("blue"),
+    );
+    // Two values of one name, as a map can hold them: both are sent, each once.
+    config.headers.append("x-tag", reqwest::header::HeaderValue::from_static("one"));
+    config.headers.append("x-tag", reqwest::header::HeaderValue::from_static("two"));
+    let client = bounded("connect", builder().connect_http(config)).await.unwrap();
+    for i in 0..3 {
+        let result = bounded("call", client.call_tool("echo", json!({"i": i}))).await.unwrap();
+        assert_eq!(text(&result), "quick");
+    }
+    let heads = server.call_heads();
+    // Each call is sent to /mcp, answered 307, and sent again to /moved.
+    assert_eq!(heads.len(), 6, "{heads:?}");
+    for head in &heads {
+        let count = |line: &str| head.lines().filter(|l| l.trim() == line).count();
+        assert_eq!(count("x-team: blue"), 1, "{head}");
+        assert_eq!(count("x-tag: one"), 1, "{head}");
+        assert_eq!(count("x-tag: two"), 1, "{head}");
+        assert_eq!(head.lines().filter(|l| l.starts_with("host:")).count(), 1, "{head}");
+        assert_eq!(head.lines().filter(|l| l.starts_with("user-agent:")).count(), 1, "{head}");
+    }
     client.close().await;
 }
 

@@ -330,15 +330,13 @@ impl Exporter {
         // export, so that a batch costs no hand-off to another thread and back (reqwest's
         // blocking client keeps a thread of its own for that).
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-        let client = runtime
-            .map_err(|e| e.to_string())
-            .and_then(|runtime| {
-                let client = {
-                    let _entered = runtime.enter();
-                    reqwest::Client::builder().timeout(self.target.timeout).build()
-                };
-                client.map(|client| (runtime, client)).map_err(|e| e.to_string())
-            });
+        let client = runtime.map_err(|e| e.to_string()).and_then(|runtime| {
+            let client = {
+                let _entered = runtime.enter();
+                reqwest::Client::builder().timeout(self.target.timeout).build()
+            };
+            client.map(|client| (runtime, client)).map_err(|e| e.to_string())
+        });
         let (runtime, client) = match client {
             Ok(both) => both,
             Err(e) => {
@@ -819,7 +817,11 @@ mod tests {
             assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
         }
         pipeline.shutdown();
-        assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection for three exports");
+        assert_eq!(
+            connections.load(std::sync::atomic::Ordering::SeqCst),
+            1,
+            "one connection for three exports"
+        );
     }
 
     #[test]
