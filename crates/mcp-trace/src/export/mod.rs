@@ -16,6 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_metrics::OtlpTarget;
 
+use crate::answer::{ANSWER_LIMIT, PartialSuccess};
+
 /// A span's kind, as the pipeline records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -386,10 +388,37 @@ impl Exporter {
             post = post.header(name.as_str(), value.as_str());
         }
         match post.send().await {
-            // The answer is read to its end, so that its connection serves the next export.
-            Ok(response) if response.status().is_success() => {
-                if let Err(e) = response.bytes().await {
-                    tracing::debug!("the OTLP trace export's answer could not be read: {e}");
+            // The answer is read to its end (so that its connection serves the next export)
+            // unless it is longer than an answer can be, and a partial success is logged.
+            Ok(mut response) if response.status().is_success() => {
+                let protobuf = response
+                    .headers()
+                    .get(reqwest::header::CONTENT_TYPE)
+                    .is_none_or(|v| v.as_bytes().starts_with(b"application/x-protobuf"));
+                let mut answer = Vec::new();
+                loop {
+                    match response.chunk().await {
+                        Ok(Some(chunk)) if answer.len() + chunk.len() <= ANSWER_LIMIT => {
+                            answer.extend_from_slice(&chunk);
+                        }
+                        Ok(Some(_)) => {
+                            tracing::debug!("the OTLP trace export's answer is too long: left unread");
+                            return;
+                        }
+                        Ok(None) => break,
+                        Err(e) => {
+                            tracing::debug!("the OTLP trace export's answer could not be read: {e}");
+                            return;
+                        }
+                    }
+                }
+                if let Some(partial) = protobuf.then(|| PartialSuccess::of(&answer)).flatten() {
+                    tracing::warn!(
+                        rejected = partial.rejected,
+                        "the OTLP collector rejected {} of {count} spans: {}",
+                        partial.rejected,
+                        if partial.message.is_empty() { "no reason given" } else { &partial.message }
+                    );
                 }
             }
             Ok(response) => tracing::warn!(
@@ -602,344 +631,4 @@ fn encode(fixed: &Fixed, batch: &[Record]) -> bytes::Bytes {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::sync::mpsc;
-
-    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-    use opentelemetry_proto::tonic::common::v1::any_value;
-    use opentelemetry_proto::tonic::trace::v1::{span, status};
-    use prost::Message;
-
-    use super::*;
-
-    /// An OTLP/HTTP receiver on 127.0.0.1: each export request it takes, decoded.
-    fn receiver() -> (String, mpsc::Receiver<ExportTraceServiceRequest>) {
-        let (url, rx, _) = receiver_answering(b"");
-        (url, rx)
-    }
-
-    /// The same, answering every export with `answer` as its body, and counting the connections
-    /// it accepted.
-    fn receiver_answering(
-        answer: &'static [u8],
-    ) -> (String, mpsc::Receiver<ExportTraceServiceRequest>, Arc<std::sync::atomic::AtomicUsize>) {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
-        let (tx, rx) = mpsc::channel();
-        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let accepted = connections.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let tx = tx.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream);
-                    loop {
-                        let mut length = 0;
-                        let mut line = String::new();
-                        loop {
-                            line.clear();
-                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                                return;
-                            }
-                            if line.trim().is_empty() {
-                                break;
-                            }
-                            if let Some((k, v)) = line.split_once(':')
-                                && k.eq_ignore_ascii_case("content-length")
-                            {
-                                length = v.trim().parse().unwrap();
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        reader.read_exact(&mut body).unwrap();
-                        tx.send(ExportTraceServiceRequest::decode(&body[..]).unwrap()).unwrap();
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: {}\r\n\r\n",
-                            answer.len()
-                        );
-                        let stream = reader.get_mut();
-                        stream.write_all(head.as_bytes()).unwrap();
-                        stream.write_all(answer).unwrap();
-                    }
-                });
-            }
-        });
-        (url, rx, connections)
-    }
-
-    fn record(n: u8, parent: Option<[u8; 8]>, error: Option<&str>) -> Record {
-        Record {
-            trace_id: [7; 16],
-            span_id: [n; 8],
-            parent,
-            trace_state: Some("k=v".into()),
-            name: Text::Part(0, 13),
-            text: format!("tools/call t{n}"),
-            kind: if parent.is_some() { Kind::Server } else { Kind::Client },
-            end: UNIX_EPOCH + Duration::from_secs(2),
-            duration: Duration::from_secs(1),
-            attributes: Attributes::List(vec![
-                ("mcp.method.name", Text::Owned("tools/call".into())),
-                ("gen_ai.tool.name", Text::Part(11, 13)),
-                // Long enough for two-byte lengths at every level.
-                ("long", Text::Owned("x".repeat(300))),
-            ]),
-            error: error.map(str::to_owned),
-        }
-    }
-
-    /// Around the lengths where a `KeyValue`'s own length stops fitting a byte, what is written
-    /// decodes as the key and the value given, and nothing more.
-    #[test]
-    fn key_values_decode_on_both_sides_of_the_one_byte_lengths() {
-        use opentelemetry_proto::tonic::common::v1::KeyValue;
-        for key_len in [1, 15, 60] {
-            for value_len in 0..200 {
-                let key = "k".repeat(key_len);
-                let value = "v".repeat(value_len);
-                let mut out = Vec::new();
-                key_value(&mut out, 9, &key, &value);
-                let mut rest = &out[..];
-                let field = prost::encoding::decode_varint(&mut rest).unwrap();
-                assert_eq!(field, 9 << 3 | 2);
-                let len = prost::encoding::decode_varint(&mut rest).unwrap();
-                assert_eq!(len as usize, rest.len(), "{key_len} + {value_len}");
-                let pair = KeyValue::decode(rest).unwrap();
-                assert_eq!(pair.key, key);
-                let Some(any_value::Value::StringValue(got)) = pair.value.unwrap().value else { panic!() };
-                assert_eq!(got, value);
-            }
-        }
-    }
-
-    #[test]
-    fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
-        let (url, received) = receiver();
-        let mut target = OtlpTarget::new(url, "svc");
-        target.headers = vec![("x-key".into(), "secret".into())];
-        let batching = Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 2 };
-        let resource = vec![("service.name".to_owned(), "svc".to_owned())];
-        let pipeline = Pipeline::start(target, resource, batching).unwrap();
-
-        pipeline.push(record(1, None, None));
-        pipeline.push(record(2, Some([1; 8]), Some("JSON-RPC error -32602")));
-        // A full batch goes at once, though the delay is an hour.
-        let first = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
-        let scope = &first.resource_spans[0].scope_spans[0];
-        assert_eq!(scope.scope.as_ref().unwrap().name, "mcpkit");
-        assert_eq!(first.resource_spans[0].resource.as_ref().unwrap().attributes[0].key, "service.name");
-        let [client, server] = &scope.spans[..] else { panic!("{:?}", scope.spans) };
-        assert_eq!((client.name.as_str(), client.kind), ("tools/call t1", span::SpanKind::Client as i32));
-        assert!(client.parent_span_id.is_empty());
-        assert_eq!(client.trace_id, vec![7; 16]);
-        assert_eq!(client.start_time_unix_nano, 1_000_000_000);
-        assert_eq!(client.end_time_unix_nano, 2_000_000_000);
-        assert_eq!(client.status.as_ref().unwrap().code, status::StatusCode::Unset as i32);
-        assert_eq!(server.kind, span::SpanKind::Server as i32);
-        assert_eq!(server.parent_span_id, vec![1; 8]);
-        assert_eq!(server.trace_state, "k=v");
-        assert_eq!(server.flags & 0x301, 0x301, "sampled, with a remote parent");
-        let status = server.status.as_ref().unwrap();
-        assert_eq!(
-            (status.code, status.message.as_str()),
-            (status::StatusCode::Error as i32, "JSON-RPC error -32602")
-        );
-        let value = |key: &str| {
-            server.attributes.iter().find(|kv| kv.key == key).unwrap().value.clone().unwrap().value
-        };
-        assert_eq!(value("gen_ai.tool.name"), Some(any_value::Value::StringValue("t2".into())));
-        assert_eq!(value("long"), Some(any_value::Value::StringValue("x".repeat(300))));
-        assert_eq!(server.attributes.len(), 3);
-
-        // One more waits for the delay; shutdown sends it, and later spans are dropped.
-        pipeline.push(record(3, None, None));
-        assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "not a full batch yet");
-        pipeline.shutdown();
-        let last = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
-        assert_eq!(last.resource_spans[0].scope_spans[0].spans.len(), 1);
-        pipeline.push(record(4, None, None));
-        pipeline.shutdown();
-        assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
-    }
-
-    /// While the thread is stuck sending (a receiver that takes the request and never
-    /// answers), spans beyond `max_queue` are dropped and counted, not kept: the queue's memory
-    /// is bounded whatever the receiver does.
-    #[test]
-    fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut target =
-            OtlpTarget::new(format!("http://{}/v1/traces", listener.local_addr().unwrap()), "svc");
-        target.timeout = Duration::from_secs(30);
-        let (accepted, hanging) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let mut first = [0u8; 1];
-                let _ = stream.read(&mut first);
-                held.push(stream);
-                let _ = accepted.send(());
-            }
-        });
-        let batching = Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 2 };
-        let pipeline = Pipeline::start(target, Vec::new(), batching).unwrap();
-        pipeline.push(record(1, None, None));
-        pipeline.push(record(2, None, None));
-        hanging.recv_timeout(Duration::from_secs(10)).expect("the first batch is being sent");
-        for n in 3..10 {
-            pipeline.push(record(n, None, None));
-        }
-        let queue = pipeline.shared.lock();
-        assert_eq!((queue.waiting, queue.dropped), (4, 3));
-        assert_eq!(queue.full.len(), 2, "two full batches wait");
-        assert_eq!(queue.filling.spans, 0);
-    }
-
-    #[test]
-    fn exports_share_one_connection_when_the_collector_answers_with_a_body() {
-        // An ExportTraceServiceResponse with a partial_success (field 1) saying nothing was
-        // rejected: a body the exporter must read to its end before the connection is reused.
-        let (url, received, connections) = receiver_answering(&[0x0a, 0x00]);
-        let pipeline = Pipeline::start(
-            OtlpTarget::new(url, "svc"),
-            Vec::new(),
-            Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
-        )
-        .unwrap();
-        for n in 1..=3 {
-            pipeline.push(record(n, None, None));
-            pipeline.flush();
-            let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
-            assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
-        }
-        pipeline.shutdown();
-        assert_eq!(
-            connections.load(std::sync::atomic::Ordering::SeqCst),
-            1,
-            "one connection for three exports"
-        );
-    }
-
-    #[test]
-    fn a_flush_sends_what_waits() {
-        let (url, received) = receiver();
-        let target = OtlpTarget::new(url, "svc");
-        let pipeline = Pipeline::start(
-            target,
-            Vec::new(),
-            Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 4 },
-        )
-        .unwrap();
-        pipeline.push(record(1, None, None));
-        pipeline.flush();
-        let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
-        assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
-        pipeline.shutdown();
-    }
-
-    /// Spans whose lengths take one, two and three bytes, and server spans whose attributes
-    /// are fields, decode with the generated types.
-    #[test]
-    fn spans_of_every_length_and_kind_decode() {
-        let sized = |n: u8, attribute: usize| {
-            let mut r = record(n, None, None);
-            r.trace_state = None;
-            r.attributes = Attributes::List(vec![("a", Text::Owned("y".repeat(attribute)))]);
-            r
-        };
-        let server = Record {
-            text: "tools/call echo 42 s-1".into(),
-            name: Text::Part(0, 15),
-            kind: Kind::Server,
-            error: None,
-            attributes: Attributes::Server(Server {
-                method: Text::Part(0, 10),
-                transport: "tcp",
-                id: Text::Part(16, 18),
-                item: Some((Item::Tool, Text::Part(11, 15))),
-                version: Some("2026-07-28"),
-                session: Some(Text::Part(19, 22)),
-                failure: Some(Failure::Code(-32602)),
-            }),
-            ..record(9, Some([3; 8]), None)
-        };
-        let batch = [sized(1, 0), sized(2, 200), sized(3, 20_000), server];
-        let resource = [("service.name".to_owned(), "svc".to_owned())];
-        let body = encode(&Fixed::new(&resource), &batch);
-        let request = ExportTraceServiceRequest::decode(&body[..]).unwrap();
-        let scope = &request.resource_spans[0].scope_spans[0];
-        assert_eq!(scope.scope.as_ref().unwrap().name, "mcpkit");
-        let spans = &scope.spans;
-        assert_eq!(spans.len(), 4);
-        let value = |span: &opentelemetry_proto::tonic::trace::v1::Span, key: &str| {
-            let found = span.attributes.iter().find(|kv| kv.key == key);
-            match found.and_then(|kv| kv.value.clone()).and_then(|v| v.value) {
-                Some(any_value::Value::StringValue(s)) => s,
-                other => panic!("{key}: {other:?}"),
-            }
-        };
-        for ((span, len), n) in spans.iter().zip([0, 200, 20_000]).zip(1..) {
-            assert_eq!(value(span, "a").len(), len);
-            assert_eq!(span.name, format!("tools/call t{n}"));
-        }
-        let server = &spans[3];
-        assert_eq!(server.name, "tools/call echo");
-        let pairs: Vec<(String, String)> =
-            server.attributes.iter().map(|kv| (kv.key.clone(), value(server, &kv.key))).collect();
-        let expected = [
-            ("mcp.method.name", "tools/call"),
-            ("network.transport", "tcp"),
-            ("jsonrpc.request.id", "42"),
-            ("gen_ai.tool.name", "echo"),
-            ("gen_ai.operation.name", "execute_tool"),
-            ("mcp.protocol.version", "2026-07-28"),
-            ("mcp.session.id", "s-1"),
-            ("error.type", "-32602"),
-            ("rpc.response.status_code", "-32602"),
-        ];
-        let expected: Vec<(String, String)> =
-            expected.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-        assert_eq!(pairs, expected);
-        let status = server.status.as_ref().unwrap();
-        assert_eq!(
-            (status.code, status.message.as_str()),
-            (status::StatusCode::Error as i32, "JSON-RPC error -32602")
-        );
-    }
-
-    #[test]
-    fn varints_are_as_long_as_they_say() {
-        for value in [0u64, 1, 127, 128, 300, 16_383, 16_384, u64::from(u32::MAX), u64::MAX] {
-            let mut out = Vec::new();
-            varint(&mut out, value);
-            assert_eq!(out.len(), varint_len(value), "{value}");
-            assert_eq!(prost::encoding::decode_varint(&mut &out[..]).unwrap(), value);
-        }
-    }
-
-    #[test]
-    fn the_batch_variables_are_read() {
-        let of = |pairs: &[(&str, &str)]| {
-            let pairs: Vec<(String, String)> =
-                pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-            Batching::from_env(move |name| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
-        };
-        let defaults = of(&[]).unwrap();
-        assert_eq!(
-            (defaults.delay, defaults.max_queue, defaults.max_batch),
-            (Duration::from_secs(5), 2048, 512)
-        );
-        let set = of(&[
-            ("OTEL_BSP_SCHEDULE_DELAY", "250"),
-            ("OTEL_BSP_MAX_QUEUE_SIZE", "100"),
-            ("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "500"),
-        ])
-        .unwrap();
-        assert_eq!((set.delay, set.max_queue, set.max_batch), (Duration::from_millis(250), 100, 100));
-        assert!(of(&[("OTEL_BSP_SCHEDULE_DELAY", "soon")]).unwrap_err().contains("OTEL_BSP_SCHEDULE_DELAY"));
-    }
-}
+mod tests;
