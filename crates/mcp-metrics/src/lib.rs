@@ -36,8 +36,10 @@ use prometheus_client::registry::Registry;
 
 mod operations;
 mod otlp;
+mod otlp_answer;
 
 pub use otlp::{OtlpExport, OtlpExporter, OtlpTarget, percent_decode, positive_millis};
+pub use otlp_answer::{ANSWER_LIMIT, PartialSuccess, read_answer};
 
 use operations::{ErrorType, Labels, Operations, UpstreamDurations};
 

@@ -414,7 +414,18 @@ impl Metrics {
                     request = request.header(name.as_str(), value.as_str());
                 }
                 match request.send().await {
-                    Ok(response) if response.status().is_success() => {}
+                    Ok(response) if response.status().is_success() => {
+                        match crate::read_answer(response).await {
+                            Ok(None) => {}
+                            Ok(Some(partial)) => tracing::warn!(
+                                rejected = partial.rejected,
+                                "the OTLP collector rejected {} data points: {}",
+                                partial.rejected,
+                                if partial.message.is_empty() { "no reason given" } else { &partial.message }
+                            ),
+                            Err(e) => tracing::debug!("the OTLP metrics export's answer: {e}"),
+                        }
+                    }
                     Ok(response) => tracing::warn!(
                         status = response.status().as_u16(),
                         "the OTLP metrics export was refused"

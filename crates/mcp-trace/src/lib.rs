@@ -21,7 +21,6 @@
 //! batches, and a thread of its own sends them — no OpenTelemetry SDK span, and no message
 //! object, is built per request.
 
-mod answer;
 mod export;
 
 use std::sync::Arc;

@@ -16,8 +16,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcp_metrics::OtlpTarget;
 
-use crate::answer::{ANSWER_LIMIT, PartialSuccess};
-
 /// A span's kind, as the pipeline records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -390,35 +388,16 @@ impl Exporter {
         match post.send().await {
             // The answer is read to its end (so that its connection serves the next export)
             // unless it is longer than an answer can be, and a partial success is logged.
-            Ok(mut response) if response.status().is_success() => {
-                let protobuf = response
-                    .headers()
-                    .get(reqwest::header::CONTENT_TYPE)
-                    .is_none_or(|v| v.as_bytes().starts_with(b"application/x-protobuf"));
-                let mut answer = Vec::new();
-                loop {
-                    match response.chunk().await {
-                        Ok(Some(chunk)) if answer.len() + chunk.len() <= ANSWER_LIMIT => {
-                            answer.extend_from_slice(&chunk);
-                        }
-                        Ok(Some(_)) => {
-                            tracing::debug!("the OTLP trace export's answer is too long: left unread");
-                            return;
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            tracing::debug!("the OTLP trace export's answer could not be read: {e}");
-                            return;
-                        }
-                    }
-                }
-                if let Some(partial) = protobuf.then(|| PartialSuccess::of(&answer)).flatten() {
-                    tracing::warn!(
+            Ok(response) if response.status().is_success() => {
+                match mcp_metrics::read_answer(response).await {
+                    Ok(None) => {}
+                    Ok(Some(partial)) => tracing::warn!(
                         rejected = partial.rejected,
                         "the OTLP collector rejected {} of {count} spans: {}",
                         partial.rejected,
                         if partial.message.is_empty() { "no reason given" } else { &partial.message }
-                    );
+                    ),
+                    Err(e) => tracing::debug!("the OTLP trace export's answer: {e}"),
                 }
             }
             Ok(response) => tracing::warn!(

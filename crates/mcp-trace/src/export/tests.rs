@@ -220,7 +220,7 @@ fn exports_share_one_connection_when_the_collector_answers_with_a_body() {
 
 #[test]
 fn an_answer_longer_than_an_answer_can_be_is_left_unread_with_its_connection() {
-    let long: &'static [u8] = Box::leak(vec![0u8; ANSWER_LIMIT * 2].into_boxed_slice());
+    let long: &'static [u8] = Box::leak(vec![0u8; mcp_metrics::ANSWER_LIMIT * 2].into_boxed_slice());
     let (url, received, connections) = receiver_answering(long);
     let pipeline = Pipeline::start(
         OtlpTarget::new(url, "svc"),
@@ -356,4 +356,20 @@ fn the_batch_variables_are_read() {
     .unwrap();
     assert_eq!((set.delay, set.max_queue, set.max_batch), (Duration::from_millis(250), 100, 100));
     assert!(of(&[("OTEL_BSP_SCHEDULE_DELAY", "soon")]).unwrap_err().contains("OTEL_BSP_SCHEDULE_DELAY"));
+}
+
+#[test]
+fn a_trace_answer_s_partial_success_is_read_by_the_shared_reader() {
+    use opentelemetry_proto::tonic::collector::trace::v1::{
+        ExportTracePartialSuccess, ExportTraceServiceResponse,
+    };
+    let answer = ExportTraceServiceResponse {
+        partial_success: Some(ExportTracePartialSuccess {
+            rejected_spans: 2,
+            error_message: "too old".into(),
+        }),
+    }
+    .encode_to_vec();
+    let partial = mcp_metrics::PartialSuccess::of(&answer).expect("a partial success");
+    assert_eq!((partial.rejected, partial.message.as_str()), (2, "too old"));
 }

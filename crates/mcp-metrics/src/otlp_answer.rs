@@ -1,23 +1,28 @@
-//! What an OTLP collector answers an export with: an `ExportTraceServiceResponse`, whose one
-//! field, `partial_success`, says how many spans it rejected and why (OTLP/HTTP: a `200` may
-//! still carry rejections, which the exporter must log and must not send again).
+//! What an OTLP/HTTP collector answers an export with: an `Export{Trace,Metrics,Logs}ServiceResponse`,
+//! whose one field, `partial_success`, says how many items (spans, data points) it rejected
+//! and why. A `200` may still carry rejections, which an exporter logs and does not send again.
+//! One reader for the traces' exporter (mcp-trace) and the metrics' (`otlp`): the three
+//! messages share their layout.
 
-/// The most of an answer the exporter reads: the message is a few bytes; past this the rest is
+/// The most of an answer an exporter reads: the message is a few bytes; past this the rest is
 /// left unread (and its connection with it).
-pub(crate) const ANSWER_LIMIT: usize = 64 * 1024;
+pub const ANSWER_LIMIT: usize = 64 * 1024;
 
-/// An `ExportTracePartialSuccess`: spans the collector rejected, and its message.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct PartialSuccess {
-    pub(crate) rejected: i64,
-    pub(crate) message: String,
+/// A partial success: the items the collector rejected, and its message.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PartialSuccess {
+    /// Spans, data points or log records rejected.
+    pub rejected: i64,
+    /// The collector's reason (empty when it gave none).
+    pub message: String,
 }
 
 impl PartialSuccess {
-    /// The partial success in an encoded `ExportTraceServiceResponse`: `Some` only when the
-    /// collector reported a rejection or a message, `None` for a full success (an empty
-    /// answer, or an empty `partial_success`) and for bytes that are not the message.
-    pub(crate) fn of(answer: &[u8]) -> Option<PartialSuccess> {
+    /// The partial success in an encoded export response: `Some` only when the collector
+    /// reported a rejection or a message, `None` for a full success (an empty answer, or an
+    /// empty `partial_success`) and for bytes that are not the message.
+    pub fn of(answer: &[u8]) -> Option<PartialSuccess> {
         let mut found = PartialSuccess::default();
         let mut response = Reader(answer);
         while !response.0.is_empty() {
@@ -35,6 +40,29 @@ impl PartialSuccess {
         }
         (found.rejected != 0 || !found.message.is_empty()).then_some(found)
     }
+}
+
+/// Reads a successful export's answer: at most [`ANSWER_LIMIT`] bytes, to its end so that its
+/// connection serves the next export. `Ok(Some)` when a protobuf answer reports a partial
+/// success; `Err` with what went wrong when the answer was longer than an answer can be or
+/// could not be read (the connection then goes with the response).
+pub async fn read_answer(mut response: reqwest::Response) -> Result<Option<PartialSuccess>, String> {
+    let protobuf = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .is_none_or(|v| v.as_bytes().starts_with(b"application/x-protobuf"));
+    let mut answer = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) if answer.len() + chunk.len() <= ANSWER_LIMIT => answer.extend_from_slice(&chunk),
+            Ok(Some(_)) => {
+                return Err(format!("the answer is longer than {ANSWER_LIMIT} bytes: left unread"));
+            }
+            Ok(None) => break,
+            Err(e) => return Err(format!("the answer could not be read: {e}")),
+        }
+    }
+    Ok(protobuf.then(|| PartialSuccess::of(&answer)).flatten())
 }
 
 enum Value<'a> {
@@ -93,29 +121,31 @@ impl<'a> Reader<'a> {
 
 #[cfg(test)]
 mod tests {
-    use opentelemetry_proto::tonic::collector::trace::v1::{
-        ExportTracePartialSuccess, ExportTraceServiceResponse,
+    use opentelemetry_proto::tonic::collector::metrics::v1::{
+        ExportMetricsPartialSuccess, ExportMetricsServiceResponse,
     };
     use prost::Message;
 
     use super::*;
 
-    fn encoded(partial: Option<ExportTracePartialSuccess>) -> Vec<u8> {
-        ExportTraceServiceResponse { partial_success: partial }.encode_to_vec()
+    fn encoded(partial: Option<ExportMetricsPartialSuccess>) -> Vec<u8> {
+        ExportMetricsServiceResponse { partial_success: partial }.encode_to_vec()
     }
 
     #[test]
     fn a_rejection_and_its_message_are_read() {
-        let answer = encoded(Some(ExportTracePartialSuccess {
-            rejected_spans: 7,
+        let answer = encoded(Some(ExportMetricsPartialSuccess {
+            rejected_data_points: 7,
             error_message: "spans too old".into(),
         }));
         assert_eq!(
             PartialSuccess::of(&answer),
             Some(PartialSuccess { rejected: 7, message: "spans too old".into() })
         );
-        let message_only =
-            encoded(Some(ExportTracePartialSuccess { rejected_spans: 0, error_message: "slow down".into() }));
+        let message_only = encoded(Some(ExportMetricsPartialSuccess {
+            rejected_data_points: 0,
+            error_message: "slow down".into(),
+        }));
         assert_eq!(
             PartialSuccess::of(&message_only),
             Some(PartialSuccess { rejected: 0, message: "slow down".into() })
@@ -126,7 +156,7 @@ mod tests {
     fn a_full_success_is_none() {
         assert_eq!(PartialSuccess::of(&[]), None);
         assert_eq!(PartialSuccess::of(&encoded(None)), None);
-        assert_eq!(PartialSuccess::of(&encoded(Some(ExportTracePartialSuccess::default()))), None);
+        assert_eq!(PartialSuccess::of(&encoded(Some(ExportMetricsPartialSuccess::default()))), None);
         // An empty partial_success, as some collectors always send it.
         assert_eq!(PartialSuccess::of(&[0x0a, 0x00]), None);
     }
@@ -136,8 +166,8 @@ mod tests {
         let mut answer = vec![0x10, 0x96, 0x01]; // field 2, varint 150
         answer.extend([0x1d, 1, 2, 3, 4]); // field 3, fixed32
         answer.extend([0x21, 1, 2, 3, 4, 5, 6, 7, 8]); // field 4, fixed64
-        answer.extend(encoded(Some(ExportTracePartialSuccess {
-            rejected_spans: 3,
+        answer.extend(encoded(Some(ExportMetricsPartialSuccess {
+            rejected_data_points: 3,
             error_message: String::new(),
         })));
         assert_eq!(PartialSuccess::of(&answer), Some(PartialSuccess { rejected: 3, message: String::new() }));
