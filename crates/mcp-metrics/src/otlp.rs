@@ -406,32 +406,7 @@ impl Metrics {
                     () = tokio::time::sleep(export.interval) => false,
                     _ = stopped.changed() => true,
                 };
-                let mut request = client
-                    .post(&export.target.url)
-                    .header("content-type", "application/x-protobuf")
-                    .body(metrics.otlp_body(&export.target.service));
-                for (name, value) in &export.target.headers {
-                    request = request.header(name.as_str(), value.as_str());
-                }
-                match request.send().await {
-                    Ok(response) if response.status().is_success() => {
-                        match crate::read_answer(response).await {
-                            Ok(None) => {}
-                            Ok(Some(partial)) => tracing::warn!(
-                                rejected = partial.rejected,
-                                "the OTLP collector rejected {} data points: {}",
-                                partial.rejected,
-                                if partial.message.is_empty() { "no reason given" } else { &partial.message }
-                            ),
-                            Err(e) => tracing::debug!("the OTLP metrics export's answer: {e}"),
-                        }
-                    }
-                    Ok(response) => tracing::warn!(
-                        status = response.status().as_u16(),
-                        "the OTLP metrics export was refused"
-                    ),
-                    Err(e) => tracing::warn!("the OTLP metrics export failed: {e}"),
-                }
+                export.target.post(&client, metrics.otlp_body(&export.target.service), "the metrics").await;
                 if last {
                     return;
                 }

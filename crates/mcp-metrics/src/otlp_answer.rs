@@ -42,6 +42,37 @@ impl PartialSuccess {
     }
 }
 
+impl crate::OtlpTarget {
+    /// Posts one export request (`body`, OTLP protobuf) to this target with its headers, reads
+    /// the collector's answer ([`read_answer`]), and logs how it went: a refusal or a failure as
+    /// a warning naming `items` (what the request carried, as `"512 spans"`), dropped; a
+    /// partial success as a warning with the collector's reason. Nothing is sent again.
+    pub async fn post(&self, client: &reqwest::Client, body: impl Into<reqwest::Body>, items: &str) {
+        let mut request =
+            client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/x-protobuf").body(body);
+        for (name, value) in &self.headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        match request.send().await {
+            Ok(response) if response.status().is_success() => match read_answer(response).await {
+                Ok(None) => {}
+                Ok(Some(partial)) => tracing::warn!(
+                    rejected = partial.rejected,
+                    "the OTLP collector rejected {} of {items}: {}",
+                    partial.rejected,
+                    if partial.message.is_empty() { "no reason given" } else { &partial.message }
+                ),
+                Err(e) => tracing::debug!("the OTLP export of {items}: {e}"),
+            },
+            Ok(response) => tracing::warn!(
+                status = response.status().as_u16(),
+                "the OTLP export of {items} was refused; dropped"
+            ),
+            Err(e) => tracing::warn!("the OTLP export of {items} failed ({e}); dropped"),
+        }
+    }
+}
+
 /// Reads a successful export's answer: at most [`ANSWER_LIMIT`] bytes, to its end so that its
 /// connection serves the next export. `Ok(Some)` when a protobuf answer reports a partial
 /// success; `Err` with what went wrong when the answer was longer than an answer can be or

@@ -380,32 +380,8 @@ impl Exporter {
     }
 
     async fn export(&self, client: &reqwest::Client, body: bytes::Bytes, count: usize) {
-        let mut post =
-            client.post(&self.target.url).header("content-type", "application/x-protobuf").body(body);
-        for (name, value) in &self.target.headers {
-            post = post.header(name.as_str(), value.as_str());
-        }
-        match post.send().await {
-            // The answer is read to its end (so that its connection serves the next export)
-            // unless it is longer than an answer can be, and a partial success is logged.
-            Ok(response) if response.status().is_success() => {
-                match mcp_metrics::read_answer(response).await {
-                    Ok(None) => {}
-                    Ok(Some(partial)) => tracing::warn!(
-                        rejected = partial.rejected,
-                        "the OTLP collector rejected {} of {count} spans: {}",
-                        partial.rejected,
-                        if partial.message.is_empty() { "no reason given" } else { &partial.message }
-                    ),
-                    Err(e) => tracing::debug!("the OTLP trace export's answer: {e}"),
-                }
-            }
-            Ok(response) => tracing::warn!(
-                status = response.status().as_u16(),
-                "the OTLP trace export was refused; {count} spans dropped"
-            ),
-            Err(e) => tracing::warn!("the OTLP trace export failed ({e}); {count} spans dropped"),
-        }
+        let items = if count == 1 { "1 span".to_owned() } else { format!("{count} spans") };
+        self.target.post(client, body, &items).await;
     }
 }
 
