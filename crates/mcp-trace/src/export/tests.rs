@@ -197,49 +197,37 @@ fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
     assert_eq!(queue.filling.spans, 0);
 }
 
-#[test]
-fn exports_share_one_connection_when_the_collector_answers_with_a_body() {
-    // An ExportTraceServiceResponse with a partial_success (field 1) saying nothing was
-    // rejected: a body the exporter must read to its end before the connection is reused.
-    let (url, received, connections) = receiver_answering(&[0x0a, 0x00]);
+/// Sends `exports` exports of one span each, one after another, to a receiver answering each
+/// with `answer`; the number of connections it accepted.
+fn connections_for(exports: u8, answer: &'static [u8]) -> usize {
+    let (url, received, connections) = receiver_answering(answer);
     let pipeline = Pipeline::start(
         OtlpTarget::new(url, "svc"),
         Vec::new(),
         Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
     )
     .unwrap();
-    for n in 1..=3 {
+    for n in 1..=exports {
         pipeline.push(record(n, None, None));
         pipeline.flush();
         let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
         assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
     }
     pipeline.shutdown();
-    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1, "one connection for three exports");
+    connections.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+#[test]
+fn exports_share_one_connection_when_the_collector_answers_with_a_body() {
+    // An ExportTraceServiceResponse with a partial_success (field 1) saying nothing was
+    // rejected: a body the exporter must read to its end before the connection is reused.
+    assert_eq!(connections_for(3, &[0x0a, 0x00]), 1, "one connection for three exports");
 }
 
 #[test]
 fn an_answer_longer_than_an_answer_can_be_is_left_unread_with_its_connection() {
     let long: &'static [u8] = Box::leak(vec![0u8; mcp_metrics::ANSWER_LIMIT * 2].into_boxed_slice());
-    let (url, received, connections) = receiver_answering(long);
-    let pipeline = Pipeline::start(
-        OtlpTarget::new(url, "svc"),
-        Vec::new(),
-        Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
-    )
-    .unwrap();
-    for n in 1..=2 {
-        pipeline.push(record(n, None, None));
-        pipeline.flush();
-        let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
-        assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
-    }
-    pipeline.shutdown();
-    assert_eq!(
-        connections.load(std::sync::atomic::Ordering::SeqCst),
-        2,
-        "the connection of a long answer is not used again"
-    );
+    assert_eq!(connections_for(2, long), 2, "the connection of a long answer is not used again");
 }
 
 #[test]
