@@ -4,6 +4,9 @@
 //! One reader for the traces' exporter (mcp-trace) and the metrics' (`otlp`): the three
 //! messages share their layout.
 
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceResponse;
+use prost::Message;
+
 /// The most of an answer an exporter reads: the message is a few bytes; past this the rest is
 /// left unread (and its connection with it).
 pub const ANSWER_LIMIT: usize = 64 * 1024;
@@ -23,22 +26,13 @@ impl PartialSuccess {
     /// reported a rejection or a message, `None` for a full success (an empty answer, or an
     /// empty `partial_success`) and for bytes that are not the message.
     pub fn of(answer: &[u8]) -> Option<PartialSuccess> {
-        let mut found = PartialSuccess::default();
-        let mut response = Reader(answer);
-        while !response.0.is_empty() {
-            if let (1, Value::Bytes(inner)) = response.field()? {
-                let mut partial = Reader(inner);
-                while !partial.0.is_empty() {
-                    match partial.field()? {
-                        // int64, as a varint: two's complement in 64 bits.
-                        (1, Value::Varint(n)) => found.rejected = n as i64,
-                        (2, Value::Bytes(text)) => found.message = String::from_utf8_lossy(text).into_owned(),
-                        _ => {}
-                    }
-                }
-            }
-        }
-        (found.rejected != 0 || !found.message.is_empty()).then_some(found)
+        // The traces', metrics' and logs' responses have one layout (field 1, a message of an
+        // int64 count in its field 1 and a string in its field 2), so one decoder reads them all.
+        let partial = ExportMetricsServiceResponse::decode(answer).ok()?.partial_success?;
+        (partial.rejected_data_points != 0 || !partial.error_message.is_empty()).then_some(PartialSuccess {
+            rejected: partial.rejected_data_points,
+            message: partial.error_message,
+        })
     }
 }
 
@@ -96,66 +90,9 @@ pub async fn read_answer(mut response: reqwest::Response) -> Result<Option<Parti
     Ok(protobuf.then(|| PartialSuccess::of(&answer)).flatten())
 }
 
-enum Value<'a> {
-    Varint(u64),
-    Bytes(&'a [u8]),
-    Fixed,
-}
-
-/// Protobuf's wire format, read field by field; unknown fields are skipped.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn varint(&mut self) -> Option<u64> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let (&byte, rest) = self.0.split_first()?;
-            self.0 = rest;
-            value |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    }
-
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (taken, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(taken)
-    }
-
-    fn field(&mut self) -> Option<(u64, Value<'a>)> {
-        let key = self.varint()?;
-        let value = match key & 7 {
-            0 => Value::Varint(self.varint()?),
-            1 => {
-                self.take(8)?;
-                Value::Fixed
-            }
-            2 => {
-                let length = usize::try_from(self.varint()?).ok()?;
-                Value::Bytes(self.take(length)?)
-            }
-            5 => {
-                self.take(4)?;
-                Value::Fixed
-            }
-            _ => return None,
-        };
-        Some((key >> 3, value))
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use opentelemetry_proto::tonic::collector::metrics::v1::{
-        ExportMetricsPartialSuccess, ExportMetricsServiceResponse,
-    };
-    use prost::Message;
+    use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsPartialSuccess;
 
     use super::*;
 
