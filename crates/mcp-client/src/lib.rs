@@ -64,7 +64,7 @@ mod wire;
 
 pub use client::{
     App, Client, ClientBuilder, Detected, EraCache, ListLimits, LoadedSkill, QueueLimits, RequestOptions,
-    SUPPORTED_VERSIONS, Subscription, SubscriptionEvent, TaskFn, ToolOutcome,
+    SUPPORTED_VERSIONS, Subscription, SubscriptionEvent, TaskFn, ToolOutcome, params_map,
 };
 pub use engine::ProgressFn;
 pub use error::{ClientError, ListingBound, Outcome};

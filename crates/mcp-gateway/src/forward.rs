@@ -96,7 +96,7 @@ trait Forwarded:
     /// The params as the JSON object they are sent as; what is large in them (a tool's
     /// arguments) moved into it, not copied.
     fn into_map(params: Self::Params) -> Result<JsonObject, ClientError> {
-        to_object(&params)
+        mcp_client::params_map(&params)
     }
 
     /// Follows to its end the task the upstream made of the request (only `tools/call` may be
@@ -153,7 +153,7 @@ macro_rules! forwarded {
 
             fn into_map(mut params: $params) -> Result<JsonObject, ClientError> {
                 let arguments = params.arguments.take();
-                let mut map = to_object(&params)?;
+                let mut map = mcp_client::params_map(&params)?;
                 if let Some(arguments) = arguments {
                     map.insert("arguments".into(), arguments.into());
                 }
@@ -269,15 +269,6 @@ async fn send<M: Forwarded>(
     }
     caller.task.detach().await;
     plain.await.map(|result| Answer::Done(result.into()))
-}
-
-/// `params` as a JSON object.
-fn to_object<T: serde::Serialize>(params: &T) -> Result<JsonObject, ClientError> {
-    match serde_json::to_value(params) {
-        Ok(JsonValue::Object(map)) => Ok(map),
-        Ok(other) => Err(ClientError::Unsupported(format!("params that are not an object: {other}"))),
-        Err(e) => Err(ClientError::Unsupported(format!("params that cannot be serialized: {e}"))),
-    }
 }
 
 /// How long a call to a legacy upstream runs before it becomes a task of the gateway's, for a

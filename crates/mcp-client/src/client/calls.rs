@@ -12,7 +12,7 @@ use mcp_types::{
 };
 use serde_json::{Map, Value};
 
-use super::{Client, Inner, ListLimits, RequestOptions, decode, to_map};
+use super::{Client, Inner, ListLimits, RequestOptions, decode, params_map};
 use crate::error::{ClientError, ListingBound, Outcome};
 use crate::transport::TransportKind;
 
@@ -207,7 +207,7 @@ impl Client {
         params: &CallToolRequestParams,
         options: &RequestOptions,
     ) -> Result<(CallToolResult, RawJson), ClientError> {
-        self.call_tool_params(&params.name, to_map(params)?, options).await
+        self.call_tool_params(&params.name, params_map(params)?, options).await
     }
 
     /// `tools/call` of `name` with `params` (its name included), as built once for all
@@ -297,7 +297,7 @@ impl Client {
         params: &ReadResourceRequestParams,
         options: &RequestOptions,
     ) -> Result<ReadResourceResult, ClientError> {
-        self.inner.call("resources/read", to_map(params)?, options).await
+        self.inner.call("resources/read", params_map(params)?, options).await
     }
 
     /// `prompts/get` with string arguments.
@@ -319,12 +319,12 @@ impl Client {
         params: &GetPromptRequestParams,
         options: &RequestOptions,
     ) -> Result<GetPromptResult, ClientError> {
-        self.inner.call("prompts/get", to_map(params)?, options).await
+        self.inner.call("prompts/get", params_map(params)?, options).await
     }
 
     /// `completion/complete`.
     pub async fn complete(&self, params: &CompleteRequestParams) -> Result<CompleteResult, ClientError> {
-        self.inner.call("completion/complete", to_map(params)?, &self.opts()).await
+        self.inner.call("completion/complete", params_map(params)?, &self.opts()).await
     }
 
     /// Legacy: `logging/setLevel` for the session. Modern servers take the level per request

@@ -8,7 +8,7 @@ use mcp_types::{ServerNotification, SubscriptionFilter, SubscriptionsAcknowledge
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
-use super::{Client, RequestOptions, to_map};
+use super::{Client, RequestOptions, params_map};
 use crate::error::ClientError;
 
 /// One event of a [`Subscription`].
@@ -52,7 +52,7 @@ impl Client {
         let (tx, events) = mpsc::channel(self.inner.config.queue_limits.subscription_events.max(1));
         if self.protocol_version().is_modern() {
             let mut params = Map::new();
-            params.insert("notifications".into(), Value::Object(to_map(&filter)?));
+            params.insert("notifications".into(), Value::Object(params_map(&filter)?));
             let inner = self.inner.clone();
             let task = tokio::spawn(async move {
                 let options = RequestOptions::default();

@@ -397,7 +397,7 @@ impl Client {
         params: &M::Params,
         options: &RequestOptions,
     ) -> Result<M::Result, ClientError> {
-        let params = to_map(params)?;
+        let params = params_map(params)?;
         self.inner.call::<M::Result>(M::METHOD, params, options).await
     }
 
@@ -429,7 +429,7 @@ impl Client {
         params: &M::Params,
         options: &RequestOptions,
     ) -> Result<MrtrResult<RawJson>, ClientError> {
-        self.request_mrtr_raw_map::<M>(&to_map(params)?, options).await
+        self.request_mrtr_raw_map::<M>(&params_map(params)?, options).await
     }
 
     /// [`Client::request_mrtr_raw`] with the params as the JSON object they are sent as (a
@@ -458,13 +458,16 @@ impl Client {
         params: &M::Params,
         options: &RequestOptions,
     ) -> Result<(M::Result, mcp_types::RawJson), ClientError> {
-        let params = to_map(params)?;
+        let params = params_map(params)?;
         let raw = self.inner.call_raw(M::METHOD, &params, options, Mrtr::Fulfil, |_| {}).await?;
         Ok((decode(M::METHOD, &raw)?, raw))
     }
 }
 
-pub(crate) fn to_map<T: serde::Serialize>(params: &T) -> Result<Map<String, Value>, ClientError> {
+/// A request's params as the JSON object they are sent as (what [`Client::request_mrtr_raw_map`]
+/// takes): a type that serializes to nothing (`null`) is no params, anything else but an
+/// object is an error.
+pub fn params_map<T: serde::Serialize>(params: &T) -> Result<Map<String, Value>, ClientError> {
     match serde_json::to_value(params) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(Value::Null) => Ok(Map::new()),

@@ -13,7 +13,7 @@ use mcp_types::extensions::tasks::{
 use mcp_types::{CallToolRequestParams, CallToolResult, ErrorObject, InputResponses, RawJson, TaskIdParams};
 use serde_json::{Map, Value};
 
-use super::{Client, Inner, RequestOptions, decode, invalid, to_map};
+use super::{Client, Inner, RequestOptions, decode, invalid, params_map};
 use crate::error::ClientError;
 
 /// How often a task is polled when the server suggests nothing, and the bounds put on what it
@@ -74,7 +74,7 @@ impl Client {
         params: &CallToolRequestParams,
         options: &RequestOptions,
     ) -> Result<ToolOutcome, ClientError> {
-        let map = to_map(params)?;
+        let map = params_map(params)?;
         let raw = self.inner.call_raw("tools/call", &map, options, super::Mrtr::Fulfil, |_| {}).await?;
         if is_task(&raw) {
             self.check_declared(options)?;
