@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes crates/mcpkit/link/symbol-order.txt: the functions `mcpkit` runs from start to idle (a
 # gateway with one stdio upstream, the upstream itself, `serve --http`), then those calls through
-# the gateway add (a few over its stdio upstream, 400 at 16 connections over an HTTP one).
+# the gateway add (a few over its stdio upstream, 400 at 16 connections over an HTTP one, on
+# the workers of a multi-thread runtime and on one thread).
 # crates/mcpkit/build.rs has the linker place them first, together, so
 # that start-up maps a few MiB of code instead of most of the binary (docs/PERFORMANCE.md, "Idle
 # memory"). Run it again after updating dependencies or the toolchain (the names carry hashes
@@ -61,9 +62,10 @@ for _ in $(seq 1 60); do grep -q "ready" "$work/idle-gateway.err" && break; slee
 sleep 4
 stop_all
 
-calls_through() { # calls_through NAME CONFIG CONNECTIONS REQUESTS: a gateway under callgrind, called
+calls_through() { # calls_through NAME CONFIG CONNECTIONS REQUESTS [ARGS...]: a gateway under callgrind, called
   local name=$1 config=$2 connections=$3 requests=$4 url
-  grind "$name" gateway --config "$config" --http 127.0.0.1:0
+  shift 4
+  grind "$name" gateway --config "$config" --http 127.0.0.1:0 "$@"
   url=$(url_of "$name")
   for _ in $(seq 1 60); do grep -q "ready" "$work/$name.err" && break; sleep 0.5; done
   if [ -x "$MCP_LOAD" ]; then
@@ -85,6 +87,8 @@ cat > "$work/http-gateway.toml" <<TOML
 url = "$(url_of upstream)"
 TOML
 calls_through calls-http "$work/http-gateway.toml" 16 400
+# The same on one thread: what a gateway on one CPU runs (the benchmarks pin it to one core).
+calls_through calls-one "$work/http-gateway.toml" 16 400 --threads 1
 
 nm --defined-only "$MCPKIT" >"$work/nm.txt"
 python3 - "$work" "$OUT" <<'PY'
@@ -112,7 +116,7 @@ def ran(prefix):
     return set().union(*(names_in(f) for f in glob.glob(f"{work}/{prefix}[0-9]*")))
 gateway = set().union(*(names_in(f) for f in files if is_gateway(f)))
 serve = set().union(*(names_in(f) for f in files if not is_gateway(f))) | ran("idle-serve.")
-calls = (ran("calls-gateway.") | ran("calls-http.")) - gateway - serve
+calls = (ran("calls-gateway.") | ran("calls-http.") | ran("calls-one.")) - gateway - serve
 by_address = lambda names: sorted(names, key=lambda n: text[n])
 # The gateway's own, then what both run, then the server's own: each process's start-up code is
 # one run of pages.

@@ -33,6 +33,8 @@ pub(crate) struct GatewayArgs {
     #[arg(long, conflicts_with_all = ["http", "stdio"])]
     check: bool,
     #[command(flatten)]
+    threads: crate::runtime::ThreadsArgs,
+    #[command(flatten)]
     auth: auth::AuthArgs,
     #[command(flatten)]
     metrics: crate::metrics::MetricsArgs,
@@ -119,10 +121,14 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         Some(GatewayAction::Status { url, json }) => return crate::gateway_status::run(url, *json),
         None => {}
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match args.threads.runtime() {
         Ok(rt) => rt,
         Err(e) => return fail(e),
     };
+    // The trace exporter is shut down once the runtime is left: its shutdown blocks while its
+    // own thread sends what is left, and a current-thread runtime must not be blocked.
+    let mut traced = None;
+    let traced_out = &mut traced;
     let code = runtime.block_on(async move {
         let config = match &args.config {
             Some(file) => config::load(file).map_err(|e| e.to_string()),
@@ -222,12 +228,12 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         if let Some(exporter) = exporter {
             exporter.shutdown().await;
         }
-        if let Some(tracing) = tracing {
-            // Blocking: the batch exporter's thread sends what is left.
-            tokio::task::block_in_place(|| tracing.shutdown());
-        }
+        *traced_out = tracing;
         code
     });
+    if let Some(tracing) = traced {
+        tracing.shutdown();
+    }
     // Upstream tasks still winding down are not waited for: their children are already reaped.
     runtime.shutdown_timeout(Duration::from_secs(1));
     code

@@ -27,6 +27,7 @@ mod output;
 mod progress;
 mod record;
 mod replay;
+mod runtime;
 mod save;
 mod server_log;
 mod servers;
@@ -177,6 +178,11 @@ struct ServeArgs {
     /// when bound to every interface).
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     allow_host: Vec<String>,
+    /// Worker threads of the HTTP server: the CPUs this process may use (its affinity and CPU
+    /// quota) when not given. With 1, one thread runs everything: the default on one CPU.
+    /// (Over stdio one thread always serves.)
+    #[arg(long, value_name = "N", requires = "http")]
+    threads: Option<std::num::NonZeroUsize>,
     #[command(flatten)]
     auth: auth::AuthArgs,
     #[command(flatten)]
@@ -353,7 +359,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = if args.http.is_some() { tokio::runtime::Runtime::new() } else { stdio_runtime() };
+    let runtime = if args.http.is_some() {
+        runtime::ThreadsArgs { threads: args.threads }.runtime()
+    } else {
+        stdio_runtime()
+    };
     let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {

@@ -144,18 +144,37 @@ fn serve_http_answers_over_a_real_socket() {
     assert_eq!(json["result"]["content"][0]["text"], "over http");
 }
 
-/// `serve --http IP:PORT` runs on the main thread and tokio's workers (one per core), and
-/// nothing else: no blocking-pool thread (an address is not looked up: `lookup_host` parses it
-/// before it would call `getaddrinfo`), no thread of its own.
+/// `serve --http IP:PORT` runs on the main thread and tokio's workers (one per core; none on
+/// one core, where the main thread is the runtime), and nothing else: no blocking-pool thread
+/// (an address is not looked up: `lookup_host` parses it before it would call `getaddrinfo`),
+/// no thread of its own.
 #[cfg(target_os = "linux")]
 #[test]
 fn serve_http_runs_on_the_workers_and_the_main_thread_only() {
     let server = serve_http(&[]);
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.id())).unwrap();
-    let threads: usize =
-        status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap();
-    let workers = std::thread::available_parallelism().map_or(1, usize::from);
-    assert_eq!(threads, 1 + workers, "{status}");
+    let workers = match std::thread::available_parallelism().map_or(1, usize::from) {
+        1 => 0,
+        cores => cores,
+    };
+    assert_eq!(threads_of(server.id()), 1 + workers);
+}
+
+#[cfg(target_os = "linux")]
+fn threads_of(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap()
+}
+
+/// `--threads N`: N workers whatever the cores (1: the main thread alone).
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_http_takes_the_threads_it_is_given() {
+    for (threads, expected) in [("1", 1), ("2", 3), ("5", 6)] {
+        let server = serve_http(&["--threads", threads]);
+        assert_eq!(threads_of(server.id()), expected, "--threads {threads}");
+    }
+    let (code, _, err) = support::run(&["serve", "--threads", "2"]);
+    assert_eq!(code, 2, "--threads needs --http: {err}");
 }
 
 /// One raw HTTP/1.1 exchange (`connection: close`), returning the whole answer.
