@@ -80,14 +80,16 @@ calls_through calls-gateway "$work/gateway.toml" 2 50
 # 3. Calls through a gateway in front of an HTTP upstream, 16 at a time: the client's HTTP
 # connections and what many calls in flight run (the benchmarks' load; code left out of the
 # list is scattered, and its pages counted in the RSS under load).
-"$MCPKIT" serve --http 127.0.0.1:0 >"$work/upstream.out" 2>"$work/upstream.err" &
-pids+=($!)
-cat > "$work/http-gateway.toml" <<TOML
-[servers.echo]
-url = "$(url_of upstream)"
-TOML
+http_upstream() { # http_upstream: a new `serve --http` (stop_all ends it with the gateway)
+  rm -f "$work/upstream.err" # so that url_of never reads the last one's
+  "$MCPKIT" serve --http 127.0.0.1:0 >"$work/upstream.out" 2>"$work/upstream.err" &
+  pids+=($!)
+  printf '[servers.echo]\nurl = "%s"\n' "$(url_of upstream)" >"$work/http-gateway.toml"
+}
+http_upstream
 calls_through calls-http "$work/http-gateway.toml" 16 400
 # The same on one thread: what a gateway on one CPU runs (the benchmarks pin it to one core).
+http_upstream
 calls_through calls-one "$work/http-gateway.toml" 16 400 --threads 1
 
 nm --defined-only "$MCPKIT" >"$work/nm.txt"
