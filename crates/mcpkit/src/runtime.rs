@@ -44,9 +44,12 @@ pub(crate) fn flavor(threads: Option<NonZeroUsize>, available: Option<NonZeroUsi
 }
 
 impl ThreadsArgs {
-    /// The runtime these arguments ask for, on this machine.
+    /// The runtime these arguments ask for, on this machine. Without `--threads`, Tokio's own
+    /// `TOKIO_WORKER_THREADS` is honoured as Tokio would (a value that is not a positive
+    /// number is ignored here, where Tokio would panic).
     pub(crate) fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
-        build(flavor(self.threads, std::thread::available_parallelism().ok()))
+        let asked = self.threads.or_else(|| std::env::var("TOKIO_WORKER_THREADS").ok()?.trim().parse().ok());
+        build(flavor(asked, std::thread::available_parallelism().ok()))
     }
 }
 

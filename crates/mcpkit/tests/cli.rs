@@ -173,6 +173,15 @@ fn serve_http_takes_the_threads_it_is_given() {
         let server = serve_http(&["--threads", threads]);
         assert_eq!(threads_of(server.id()), expected, "--threads {threads}");
     }
+    // Tokio's own variable, when --threads is not given.
+    let mut command = support::command(&["serve", "--http", "127.0.0.1:0"]);
+    command.env("TOKIO_WORKER_THREADS", "1");
+    let server = mcp_testkit::process::ListeningProcess::start(command);
+    assert_eq!(threads_of(server.id()), 1, "TOKIO_WORKER_THREADS=1");
+    let mut command = support::command(&["serve", "--http", "127.0.0.1:0", "--threads", "2"]);
+    command.env("TOKIO_WORKER_THREADS", "1");
+    let server = mcp_testkit::process::ListeningProcess::start(command);
+    assert_eq!(threads_of(server.id()), 3, "--threads wins over TOKIO_WORKER_THREADS");
     let (code, _, err) = support::run(&["serve", "--threads", "2"]);
     assert_eq!(code, 2, "--threads needs --http: {err}");
 }
