@@ -178,10 +178,10 @@ struct ServeArgs {
     /// when bound to every interface).
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     allow_host: Vec<String>,
-    /// Worker threads of the HTTP server: the CPUs this process may use (its affinity and CPU
-    /// quota) when not given. With 1, one thread runs everything: the default on one CPU.
-    /// (Over stdio one thread always serves.)
-    #[arg(long, value_name = "N", requires = "http")]
+    /// Worker threads of the HTTP server (1 to 1024): the CPUs this process may use (its
+    /// affinity and CPU quota) when not given. With 1, one thread runs everything: the default
+    /// on one CPU. (Over stdio one thread always serves.)
+    #[arg(long, value_name = "N", requires = "http", value_parser = runtime::threads_value)]
     threads: Option<std::num::NonZeroUsize>,
     #[command(flatten)]
     auth: auth::AuthArgs,

@@ -15,13 +15,25 @@
 
 use std::num::NonZeroUsize;
 
+/// The most worker threads a runtime is given: beyond what any machine this serves on has, and
+/// far below where the system refuses threads (Tokio would then abort the process).
+pub(crate) const MAX_THREADS: usize = 1024;
+
 /// `--threads`, for the commands that serve.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub(crate) struct ThreadsArgs {
-    /// Worker threads: the CPUs this process may use (its affinity and CPU quota) when not
-    /// given. With 1, one thread runs everything: the default on one CPU.
-    #[arg(long, value_name = "N")]
+    /// Worker threads (1 to 1024): the CPUs this process may use (its affinity and CPU quota)
+    /// when not given. With 1, one thread runs everything: the default on one CPU.
+    #[arg(long, value_name = "N", value_parser = threads_value)]
     pub(crate) threads: Option<NonZeroUsize>,
+}
+
+/// A thread count as `--threads` takes it: 1 to [`MAX_THREADS`].
+pub(crate) fn threads_value(text: &str) -> Result<NonZeroUsize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n @ 1..=MAX_THREADS) => Ok(NonZeroUsize::new(n).expect("not zero")),
+        _ => Err(format!("expected a number of threads from 1 to {MAX_THREADS}")),
+    }
 }
 
 /// What kind of runtime to build.
@@ -45,10 +57,15 @@ pub(crate) fn flavor(threads: Option<NonZeroUsize>, available: Option<NonZeroUsi
 
 impl ThreadsArgs {
     /// The runtime these arguments ask for, on this machine. Without `--threads`, Tokio's own
-    /// `TOKIO_WORKER_THREADS` is honoured as Tokio would (a value that is not a positive
-    /// number is ignored here, where Tokio would panic).
+    /// `TOKIO_WORKER_THREADS` is honoured as Tokio would; a value `--threads` would refuse is
+    /// ignored with a warning on stderr (Tokio would panic).
     pub(crate) fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
-        let asked = self.threads.or_else(|| std::env::var("TOKIO_WORKER_THREADS").ok()?.trim().parse().ok());
+        let asked = self.threads.or_else(|| {
+            let text = std::env::var("TOKIO_WORKER_THREADS").ok()?;
+            threads_value(&text)
+                .map_err(|e| eprintln!("mcpkit: TOKIO_WORKER_THREADS={text:?} ignored: {e}"))
+                .ok()
+        });
         build(flavor(asked, std::thread::available_parallelism().ok()))
     }
 }
@@ -83,6 +100,15 @@ mod tests {
         assert_eq!(flavor(n(1), n(8)), Flavor::OneThread);
         assert_eq!(flavor(n(4), n(1)), Flavor::Workers(NonZeroUsize::new(4).unwrap()));
         assert_eq!(flavor(n(3), None), Flavor::Workers(NonZeroUsize::new(3).unwrap()));
+    }
+
+    #[test]
+    fn a_thread_count_is_from_one_to_the_most() {
+        assert_eq!(threads_value("1"), Ok(NonZeroUsize::MIN));
+        assert_eq!(threads_value(" 1024 ").map(usize::from), Ok(MAX_THREADS));
+        for refused in ["0", "1025", "100000", "-1", "two", ""] {
+            assert!(threads_value(refused).is_err(), "{refused:?}");
+        }
     }
 
     #[test]

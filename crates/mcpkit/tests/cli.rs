@@ -184,6 +184,19 @@ fn serve_http_takes_the_threads_it_is_given() {
     assert_eq!(threads_of(server.id()), 3, "--threads wins over TOKIO_WORKER_THREADS");
     let (code, _, err) = support::run(&["serve", "--threads", "2"]);
     assert_eq!(code, 2, "--threads needs --http: {err}");
+    // More threads than any machine has: refused before any is started, where Tokio would
+    // abort the process when the system refuses one.
+    for refused in ["0", "100000"] {
+        let (code, _, err) = support::run(&["serve", "--http", "127.0.0.1:0", "--threads", refused]);
+        assert_eq!(code, 2, "--threads {refused}: {err}");
+        assert!(err.contains("from 1 to 1024"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // The same value in Tokio's variable is ignored, said so, and the server runs.
+    let mut command = support::command(&["serve", "--http", "127.0.0.1:0"]);
+    command.env("TOKIO_WORKER_THREADS", "100000");
+    let server = mcp_testkit::process::ListeningProcess::start(command);
+    assert!(server.stderr().contains("TOKIO_WORKER_THREADS=\"100000\" ignored"), "{}", server.stderr());
 }
 
 /// One raw HTTP/1.1 exchange (`connection: close`), returning the whole answer.
