@@ -11,6 +11,8 @@
 # gateway's median minus the direct one. mcp-load is pinned to core 0 and the server (or the
 # gateway) to core 1 with `taskset` when there are two cores or more; the gateway's upstream is
 # pinned to core 1 too (the gateway's hop then shares the server's core, as on a busy host).
+# Pinned to one core, `serve --http` and the gateway each run on one thread (their runtime on
+# one CPU; docs/OPERATIONS.md, "Threads").
 #
 # Environment: MCPKIT, MCP_LOAD (default target/release/{mcpkit,mcp-load}), RUNS, REQUESTS
 # (default 20000), CONCURRENCY (in flight at once; default 1), TEXT_BYTES (default 16), TRANSPORTS

@@ -11,6 +11,8 @@
 # answers every export with 200, every request sampled), `sampled` (the same with
 # OTEL_TRACES_SAMPLER=parentbased_traceidratio and OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO,
 # default 0.1), `all` (metrics, traces and --request-log to /dev/null).
+# With two cores or more the server is pinned to core 1, where it runs on one thread (its
+# runtime on one CPU; the trace exporter's thread beside it).
 # Environment: MCPKIT, MCP_LOAD, SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}), RUNS (default 3),
 # REQUESTS (default 20000), CONCURRENCY (default 16), TEXT_BYTES (default 16).
 set -euo pipefail
