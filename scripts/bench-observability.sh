@@ -7,8 +7,10 @@
 #   CONCURRENCY=16 scripts/bench-observability.sh     # prints a markdown table on stdout
 #
 # Modes, alternating within every run (their order rotates): `off` (no observer at all),
-# `metrics` (--metrics 127.0.0.1:0), `traces` (OTEL_EXPORTER_OTLP_ENDPOINT to a local sink that
-# answers every export with 200, every request sampled), `sampled` (the same with
+# `metrics` (--metrics 127.0.0.1:0), `otlp` (OTEL_EXPORTER_OTLP_ENDPOINT to a local sink that
+# answers every export with 200: traces of every request and the metrics pushed, the two
+# signals OpenTelemetry's variables turn on together), `traces` (the same with
+# OTEL_METRICS_EXPORTER=none: traces alone), `sampled` (otlp with
 # OTEL_TRACES_SAMPLER=parentbased_traceidratio and OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO,
 # default 0.1), `all` (metrics, traces and --request-log to /dev/null).
 # With two cores or more the server is pinned to core 1, where it runs on one thread (its
@@ -69,7 +71,8 @@ run() { # mode
   case $mode in
     off) ;;
     metrics) command+=(--metrics 127.0.0.1:0) ;;
-    traces) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
+    otlp) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port") ;;
+    traces) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port" OTEL_METRICS_EXPORTER=none) ;;
     sampled) env=(env "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port"
       OTEL_TRACES_SAMPLER=parentbased_traceidratio "OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO") ;;
     all) command+=(--metrics 127.0.0.1:0 --request-log)
@@ -77,15 +80,16 @@ run() { # mode
   esac
   "${load_pin[@]}" "$MCP_LOAD" "${args[@]}" -- "${env[@]}" "${server_pin[@]}" "${command[@]}" >"$work/out" 2>"$work/err" \
     || { echo "error: mcp-load failed ($mode):" >&2; cat "$work/err" >&2; exit 1; }
-  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["mode"]=sys.argv[2]; print(json.dumps(r))' \
-    "$work/out" "$mode" >>"$results"
+  python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["mode"]=sys.argv[2]; r["round"]=int(sys.argv[3]); print(json.dumps(r))' \
+    "$work/out" "$mode" "$round" >>"$results"
   echo "  $mode: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(r["requests_per_s"]), "calls/s, p50", r["latency_us"]["p50"], "µs")' "$work/out")" >&2
 }
 
-modes=(off metrics traces sampled all)
+modes=(off metrics traces otlp sampled all)
 for i in $(seq 1 "$RUNS"); do
   echo "run $i of $RUNS" >&2
-  for j in 0 1 2 3 4; do run "${modes[$(((i + j) % 5))]}"; done
+  round=$i
+  for j in 0 1 2 3 4 5; do run "${modes[$(((i + j) % 6))]}"; done
 done
 
 echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, pinning: $pinning, medians of $RUNS runs of $REQUESTS calls, $CONCURRENCY connections, $TEXT_BYTES-byte texts, sampled at $SAMPLED_RATIO"
@@ -101,11 +105,27 @@ measures = [
     ("p99 µs", lambda r: r["latency_us"]["p99"], "{:.0f}"),
     ("CPU µs/call", lambda r: r["server_cpu_us_per_request"], "{:.1f}"),
 ]
-print("| measure | off | metrics | traces | sampled | all | metrics ÷ off | traces ÷ off | sampled ÷ off | all ÷ off |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+others = ("metrics", "traces", "otlp", "sampled", "all")
+print("| measure | off | " + " | ".join(others) + " | " + " | ".join(f"{m} ÷ off" for m in others) + " |")
+print("|---" * (2 + 2 * len(others)) + "|")
 for name, f, fmt in measures:
     off = med("off", f)
-    cells = [fmt.format(med(m, f)) for m in ("off", "metrics", "traces", "sampled", "all")]
-    ratios = ["{:.3f}".format(med(m, f) / off) if off else "-" for m in ("metrics", "traces", "sampled", "all")]
+    cells = [fmt.format(med(m, f)) for m in ("off",) + others]
+    ratios = ["{:.3f}".format(med(m, f) / off) if off else "-" for m in others]
     print(f"| {name} | " + " | ".join(cells + ratios) + " |")
+# Each round runs every mode once, one after another: its own ratio to its own `off` leaves out
+# what drifts between rounds (the machine's other load), so it is the steadier figure.
+print()
+print("| calls/s ÷ off, each round's own | " + " | ".join(others) + " |")
+print("|---" * (1 + len(others)) + "|")
+rounds = sorted({r["round"] for r in rows})
+per = {m: [] for m in others}
+for n in rounds:
+    base = [r["requests_per_s"] for r in rows if r["round"] == n and r["mode"] == "off"]
+    for m in others:
+        mine = [r["requests_per_s"] for r in rows if r["round"] == n and r["mode"] == m]
+        if base and mine:
+            per[m].append(mine[0] / base[0])
+print("| median (lowest–highest) | " + " | ".join(
+    "{:.3f} ({:.3f}–{:.3f})".format(statistics.median(v), min(v), max(v)) for v in per.values()) + " |")
 PY

@@ -1,6 +1,6 @@
 //! OpenTelemetry traces for mcpkit servers, clients and gateways.
 //!
-//! [`Tracing`] is an [`Observer`](mcp_server::Observer) that traces: give it to a server with
+//! [`Tracing`] is an [`Observer`] that traces: give it to a server with
 //! `Server::observe` and every request becomes a `SERVER` span that continues the trace its
 //! caller sent in `_meta` (`traceparent`, `tracestate`: W3C Trace Context, SEP-414), with the
 //! attributes of OpenTelemetry's semantic conventions for MCP — `mcp.method.name`,
@@ -18,8 +18,9 @@
 //! `OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`), and then no observer is set and the
 //! request path does none of this. Spans are recorded by mcpkit's own pipeline (`export`): the
 //! request path writes each span as OTLP protobuf and appends it to a bounded queue of
-//! batches, and a thread of its own sends them — no OpenTelemetry SDK span, and no message
-//! object, is built per request.
+//! batches, and an export loop sends them — a task on the server's runtime
+//! ([`Tracing::from_env_on`]) or a thread of its own ([`Tracing::from_env`]). No OpenTelemetry
+//! SDK span, and no message object, is built per request.
 
 mod export;
 
@@ -75,13 +76,34 @@ fn env(name: &str) -> Option<String> {
 impl Tracing {
     /// Traces exported where the `OTEL_*` variables say, for a process called `service` (unless
     /// `OTEL_SERVICE_NAME` names it) whose requests arrive over `transport` (`tcp`, `pipe`);
-    /// `Ok(None)` when no OTLP endpoint is configured or tracing is switched off.
+    /// `Ok(None)` when no OTLP endpoint is configured or tracing is switched off. The exports
+    /// are sent by a thread of their own: for a process with no runtime running while it traces
+    /// (a command's client span). A server running on a Tokio runtime takes
+    /// [`Tracing::from_env_on`].
     pub fn from_env(service: &str, transport: &'static str) -> Result<Option<Tracing>, String> {
+        Self::start(service, transport, export::Driver::Thread)
+    }
+
+    /// The same, the exports sent by a task on `runtime` instead of a thread: a server on one
+    /// thread stays on one thread. [`Tracing::close`] on that runtime sends the last ones.
+    pub fn from_env_on(
+        runtime: &tokio::runtime::Handle,
+        service: &str,
+        transport: &'static str,
+    ) -> Result<Option<Tracing>, String> {
+        Self::start(service, transport, export::Driver::Task(runtime.clone()))
+    }
+
+    fn start(
+        service: &str,
+        transport: &'static str,
+        driver: export::Driver,
+    ) -> Result<Option<Tracing>, String> {
         let Some(target) = mcp_metrics::OtlpTarget::from_env("traces", service)? else { return Ok(None) };
         let ratio = sampler_ratio()?;
         let batching = export::Batching::from_env(env)?;
         let resource = resource_attributes(&target.service, env("OTEL_SERVICE_NAME").is_some(), env);
-        let pipeline = Pipeline::start(target, resource, batching)?;
+        let pipeline = Pipeline::start(target, resource, batching, driver)?;
         Ok(Some(Tracing { pipeline: Arc::new(pipeline), transport, ratio }))
     }
 
@@ -92,10 +114,18 @@ impl Tracing {
         self
     }
 
-    /// Exports what is still buffered and stops; spans ended after this are dropped. Blocks
-    /// until the last export is answered (at most the exporter's timeout).
+    /// Exports what is still buffered and stops; spans ended after this are dropped. Made by
+    /// [`Tracing::from_env`], it blocks until the last export is answered (at most the
+    /// exporter's timeout). Made by [`Tracing::from_env_on`], it only asks the task to end, as
+    /// it cannot drive the runtime that task is on: await [`Tracing::close`] there instead.
     pub fn shutdown(&self) {
         self.pipeline.shutdown();
+    }
+
+    /// Exports what is still buffered and stops, awaited until the last export is answered (at
+    /// most the exporter's timeout); spans ended after this are dropped.
+    pub async fn close(&self) {
+        self.pipeline.close().await;
     }
 
     /// A client span starting now: the root of a new trace, or a child of `$TRACEPARENT` when

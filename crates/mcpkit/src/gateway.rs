@@ -125,10 +125,6 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(e),
     };
-    // The trace exporter is shut down once the runtime is left: its shutdown blocks while its
-    // own thread sends what is left, and a current-thread runtime must not be blocked.
-    let mut traced = None;
-    let traced_out = &mut traced;
     let code = runtime.block_on(async move {
         let config = match &args.config {
             Some(file) => config::load(file).map_err(|e| e.to_string()),
@@ -228,12 +224,12 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         if let Some(exporter) = exporter {
             exporter.shutdown().await;
         }
-        *traced_out = tracing;
+        // The last spans, sent by the exporter's task on this runtime.
+        if let Some(tracing) = tracing {
+            tracing.close().await;
+        }
         code
     });
-    if let Some(tracing) = traced {
-        tracing.shutdown();
-    }
     // Upstream tasks still winding down are not waited for: their children are already reaped.
     runtime.shutdown_timeout(Duration::from_secs(1));
     code

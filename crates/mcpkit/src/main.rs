@@ -392,7 +392,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         runtime.block_on(exporter.shutdown());
     }
     if let Some(tracing) = tracing {
-        tracing.shutdown();
+        // Its exports are a task on this runtime, which sends the last ones here.
+        runtime.block_on(tracing.close());
     }
     code
 }

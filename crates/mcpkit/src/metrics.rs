@@ -122,9 +122,11 @@ pub(crate) fn otlp(service: &str) -> Option<mcp_metrics::OtlpExport> {
 }
 
 /// Traces for a server or gateway called `service`, when the OTEL_* variables name an OTLP
-/// endpoint (a mistake in them is reported, and tracing left off).
+/// endpoint (a mistake in them is reported, and tracing left off). Called on the runtime that
+/// serves: the exports are a task of it, not a thread (a server on one thread stays on one;
+/// `Tracing::close` on that runtime sends the last ones).
 pub(crate) fn tracing(service: &str, transport: &'static str) -> Option<mcp_trace::Tracing> {
-    match mcp_trace::Tracing::from_env(service, transport) {
+    match mcp_trace::Tracing::from_env_on(&tokio::runtime::Handle::current(), service, transport) {
         Ok(tracing) => tracing,
         Err(e) => {
             eprintln!("mcpkit: tracing: {e}");

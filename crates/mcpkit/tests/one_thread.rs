@@ -172,6 +172,8 @@ fn a_gateway_on_one_thread_sends_its_last_traces_when_it_stops() {
     assert_eq!(echo(gateway.url(), "echo", "traced"), "traced");
     std::thread::sleep(Duration::from_millis(200));
     assert!(bodies.lock().unwrap().is_empty(), "nothing exported before the batch is due");
+    // The exports are a task of the gateway's runtime: tracing adds no thread.
+    assert_eq!(threads_of(gateway.id()), 1, "the traced gateway's threads");
 
     signal(gateway.id(), Signal::SIGTERM);
     let status = gateway.wait_exit(PATIENCE).expect("the gateway stops");
@@ -181,4 +183,38 @@ fn a_gateway_on_one_thread_sends_its_last_traces_when_it_stops() {
     let has = |needle: &[u8]| all.windows(needle.len()).any(|w| w == needle);
     assert!(has(b"one-thread"), "the gateway's spans were exported at exit ({} exports)", bodies.len());
     assert!(has(b"tools/call echo"), "the call's span is among them");
+}
+
+/// `serve --http` on one thread with traces: still one thread (a second one, even idle, costs
+/// every allocation glibc's locks), full batches sent at once, and the rest at exit.
+#[test]
+fn serve_on_one_thread_traces_without_a_thread_and_sends_the_rest_when_it_stops() {
+    let (endpoint, bodies) = trace_receiver();
+    let mut command = support::command(&["serve", "--http", "127.0.0.1:0", "--threads", "1"]);
+    command
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "3600000")
+        .env("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "2")
+        .env("OTEL_SERVICE_NAME", "serve-one-thread");
+    let mut serve = HttpGateway(ListeningProcess::start(command));
+    for said in ["first", "second", "third"] {
+        assert_eq!(echo(serve.url(), "echo", said), said);
+    }
+    // Batches of two go at once, though the delay is an hour.
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while bodies.lock().unwrap().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!bodies.lock().unwrap().is_empty(), "full batches are sent at once");
+    assert_eq!(threads_of(serve.id()), 1, "the traced server's threads");
+
+    signal(serve.id(), Signal::SIGTERM);
+    let status = serve.wait_exit(PATIENCE).expect("serve stops");
+    assert!(status.success(), "{status:?}: {}", serve.stderr());
+    let bodies = bodies.lock().unwrap();
+    let count = |needle: &[u8]| -> usize {
+        bodies.iter().map(|body| body.windows(needle.len()).filter(|w| *w == needle).count()).sum()
+    };
+    assert_eq!(count(b"tools/call echo"), 3, "every call's span, the last ones sent at exit");
+    assert_eq!(count(b"serve-one-thread"), bodies.len(), "the service names every export");
 }

@@ -1,16 +1,22 @@
 //! The span pipeline: a finished span is encoded as OTLP protobuf by the thread that finished it,
 //! while its values are still in that thread's cache, and appended to the batch being filled
-//! (one short lock, one copy); a thread of its own sends the batches over OTLP/HTTP. It is woken
-//! when a batch is full, when its delay is over and at shutdown — never once per span — and
-//! only writes the request's heads in front of what the batch already holds: it reads no span
-//! and frees nothing the request path allocated.
+//! (one short lock, one copy); an export loop sends the batches over OTLP/HTTP. It is woken when
+//! a batch is full, when its delay is over and at shutdown — never once per span — and only
+//! writes the request's heads in front of what the batch already holds: it reads no span and
+//! frees nothing the request path allocated.
+//!
+//! The loop runs where [`Driver`] says: a task on the server's own runtime, or a thread of its
+//! own with a one-thread runtime (for a process that has no runtime running while it traces).
+//! The task is the cheaper of the two for a server on one thread: a process with a second
+//! thread, even an idle one, pays for it on every allocation (glibc's allocator takes its
+//! locks once a process has more than one thread), about 4 % of a small call's CPU, measured.
 //!
 //! Batching follows the standard variables of OpenTelemetry's batch span processor:
 //! `OTEL_BSP_SCHEDULE_DELAY` (milliseconds between exports, default 5,000),
 //! `OTEL_BSP_MAX_QUEUE_SIZE` (spans waiting at most, default 2,048; beyond, spans are dropped
 //! and counted) and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (spans per request, default 512).
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -203,9 +209,39 @@ struct Queue {
 
 struct Shared {
     queue: Mutex<Queue>,
-    wake: Condvar,
+    /// Wakes the export loop: a batch is full, a flush or the end is asked for.
+    wake: tokio::sync::Notify,
+    /// `true` once the export loop is over (its last export answered or given up).
+    ended: tokio::sync::watch::Sender<bool>,
     batching: Batching,
     fixed: Fixed,
+}
+
+impl Queue {
+    /// Whether the export loop has something to do before its delay is over.
+    fn due(&self) -> bool {
+        !self.full.is_empty() || self.closing || self.flush
+    }
+}
+
+/// Where the export loop runs.
+#[derive(Debug, Clone)]
+pub(crate) enum Driver {
+    /// A thread of its own, driving a one-thread runtime of its own.
+    Thread,
+    /// A task on this runtime (the server's): no thread is added to the process.
+    Task(tokio::runtime::Handle),
+}
+
+/// Tells the pipeline the loop is over however it ends (returned, gave up, or dropped with its
+/// runtime).
+struct Ended(Arc<Shared>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        self.0.lock().closing = true;
+        self.0.ended.send_replace(true);
+    }
 }
 
 thread_local! {
@@ -232,11 +268,13 @@ impl std::fmt::Debug for Pipeline {
 }
 
 impl Pipeline {
-    /// Starts the export thread, sending to `target` with the resource `resource`.
+    /// Starts the export loop where `driver` says, sending to `target` with the resource
+    /// `resource`.
     pub(crate) fn start(
         target: OtlpTarget,
         resource: Vec<(String, String)>,
         batching: Batching,
+        driver: Driver,
     ) -> Result<Pipeline, String> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
@@ -247,21 +285,39 @@ impl Pipeline {
                 flush: false,
                 closing: false,
             }),
-            wake: Condvar::new(),
+            wake: tokio::sync::Notify::new(),
+            ended: tokio::sync::watch::Sender::new(false),
             batching,
             fixed: Fixed::new(&resource),
         });
-        // The client and its runtime are built on the thread itself: a runtime may be neither
-        // built nor dropped inside the caller's (async) context.
         let exporter = Exporter { target };
-        let thread = std::thread::Builder::new()
-            .name("mcpkit-traces".into())
-            .spawn({
-                let shared = shared.clone();
-                move || exporter.run(&shared)
-            })
-            .map_err(|e| format!("the OTLP trace exporter's thread: {e}"))?;
-        Ok(Pipeline { shared, thread: Mutex::new(Some(thread)) })
+        let thread = match driver {
+            Driver::Task(runtime) => {
+                let client = {
+                    let _entered = runtime.enter();
+                    exporter.client()
+                }
+                .map_err(|e| format!("the OTLP trace exporter's HTTP client: {e}"))?;
+                let ended = Ended(shared.clone());
+                runtime.spawn(async move {
+                    exporter.run(&ended.0, &client).await;
+                    drop(ended);
+                });
+                None
+            }
+            // The client and its runtime are built on the thread itself: a runtime may be
+            // neither built nor dropped inside the caller's (async) context.
+            Driver::Thread => Some(
+                std::thread::Builder::new()
+                    .name("mcpkit-traces".into())
+                    .spawn({
+                        let ended = Ended(shared.clone());
+                        move || exporter.run_on_thread(ended)
+                    })
+                    .map_err(|e| format!("the OTLP trace exporter's thread: {e}"))?,
+            ),
+        };
+        Ok(Pipeline { shared, thread: Mutex::new(thread) })
     }
 
     /// Queues a finished span, encoded; dropped (and counted) when the queue is full.
@@ -293,18 +349,33 @@ impl Pipeline {
         });
     }
 
-    /// Exports what waits and stops the thread; later spans are dropped. Blocks until the last
-    /// export is done (each export is bounded by the target's timeout).
-    pub(crate) fn shutdown(&self) {
+    /// Asks the export loop to send what waits and end; spans ended after this are dropped.
+    fn end(&self) {
         self.shared.lock().closing = true;
         self.shared.wake.notify_one();
+    }
+
+    /// Exports what waits and stops; later spans are dropped. With [`Driver::Thread`], blocks
+    /// until the last export is done (each export is bounded by the target's timeout); with
+    /// [`Driver::Task`] it cannot wait for the runtime that runs the loop (the caller may be
+    /// the one that drives it), so it only asks: await [`Pipeline::close`] there.
+    pub(crate) fn shutdown(&self) {
+        self.end();
         let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(thread) = thread {
             let _ = thread.join();
         }
     }
 
-    /// Asks the thread to export what waits now, without waiting for it.
+    /// Exports what waits and stops, awaited: done when the last export is answered (or given
+    /// up), whichever [`Driver`] runs the loop.
+    pub(crate) async fn close(&self) {
+        self.end();
+        let mut ended = self.shared.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
+    }
+
+    /// Asks the loop to export what waits now, without waiting for it.
     #[cfg(test)]
     pub(crate) fn flush(&self) {
         self.shared.lock().flush = true;
@@ -313,10 +384,9 @@ impl Pipeline {
 }
 
 impl Drop for Pipeline {
-    /// Dropped without [`Pipeline::shutdown`]: the thread sends what waits and ends, unwaited.
+    /// Dropped without [`Pipeline::shutdown`]: the loop sends what waits and ends, unwaited.
     fn drop(&mut self) {
-        self.shared.lock().closing = true;
-        self.shared.wake.notify_one();
+        self.end();
     }
 }
 
@@ -325,38 +395,48 @@ struct Exporter {
 }
 
 impl Exporter {
-    fn run(self, shared: &Shared) {
-        // A runtime of one thread, this one: the client's connection is driven here, during each
-        // export, so that a batch costs no hand-off to another thread and back (reqwest's
-        // blocking client keeps a thread of its own for that).
+    fn client(&self) -> reqwest::Result<reqwest::Client> {
+        reqwest::Client::builder().timeout(self.target.timeout).build()
+    }
+
+    /// The loop on a thread of its own: a runtime of one thread, this one, drives the client's
+    /// connection during each export (no hand-off to another thread and back).
+    fn run_on_thread(self, ended: Ended) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let client = runtime.map_err(|e| e.to_string()).and_then(|runtime| {
             let client = {
                 let _entered = runtime.enter();
-                reqwest::Client::builder().timeout(self.target.timeout).build()
+                self.client()
             };
             client.map(|client| (runtime, client)).map_err(|e| e.to_string())
         });
-        let (runtime, client) = match client {
-            Ok(both) => both,
-            Err(e) => {
-                tracing::warn!("traces are not exported: the HTTP client: {e}");
-                shared.lock().closing = true;
-                return;
-            }
-        };
+        match client {
+            Ok((runtime, client)) => runtime.block_on(self.run(&ended.0, &client)),
+            Err(e) => tracing::warn!("traces are not exported: the HTTP client: {e}"),
+        }
+        drop(ended);
+    }
+
+    /// Sends each batch when it is full, what waits when the delay is over, a flush when asked,
+    /// and what is left at the end.
+    async fn run(&self, shared: &Shared, client: &reqwest::Client) {
         let batching = shared.batching;
         loop {
+            // A delay too long to add to now is a wait without one.
+            let deadline = tokio::time::Instant::now().checked_add(batching.delay);
+            while !shared.lock().due() {
+                let woken = shared.wake.notified();
+                match deadline {
+                    Some(deadline) => {
+                        if tokio::time::timeout_at(deadline, woken).await.is_err() {
+                            break;
+                        }
+                    }
+                    None => woken.await,
+                }
+            }
             let (batches, dropped, closing) = {
                 let mut queue = shared.lock();
-                let deadline = std::time::Instant::now() + batching.delay;
-                while queue.full.is_empty() && !queue.closing && !queue.flush {
-                    let left = deadline.saturating_duration_since(std::time::Instant::now());
-                    if left.is_zero() {
-                        break;
-                    }
-                    queue = shared.wake.wait_timeout(queue, left).unwrap_or_else(|e| e.into_inner()).0;
-                }
                 queue.flush = false;
                 let mut batches = std::mem::take(&mut queue.full);
                 if queue.filling.spans > 0 {
@@ -371,7 +451,7 @@ impl Exporter {
                 );
             }
             for batch in batches {
-                runtime.block_on(self.export(&client, shared.fixed.close(batch.body), batch.spans));
+                self.export(client, shared.fixed.close(batch.body), batch.spans).await;
             }
             if closing {
                 return;

@@ -122,7 +122,7 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     target.headers = vec![("x-key".into(), "secret".into())];
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 2 };
     let resource = vec![("service.name".to_owned(), "svc".to_owned())];
-    let pipeline = Pipeline::start(target, resource, batching).unwrap();
+    let pipeline = Pipeline::start(target, resource, batching, Driver::Thread).unwrap();
 
     pipeline.push(record(1, None, None));
     pipeline.push(record(2, Some([1; 8]), Some("JSON-RPC error -32602")));
@@ -184,7 +184,7 @@ fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
         }
     });
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 2 };
-    let pipeline = Pipeline::start(target, Vec::new(), batching).unwrap();
+    let pipeline = Pipeline::start(target, Vec::new(), batching, Driver::Thread).unwrap();
     pipeline.push(record(1, None, None));
     pipeline.push(record(2, None, None));
     hanging.recv_timeout(Duration::from_secs(10)).expect("the first batch is being sent");
@@ -205,6 +205,7 @@ fn connections_for(exports: u8, answer: &'static [u8]) -> usize {
         OtlpTarget::new(url, "svc"),
         Vec::new(),
         Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
+        Driver::Thread,
     )
     .unwrap();
     for n in 1..=exports {
@@ -238,6 +239,7 @@ fn a_flush_sends_what_waits() {
         target,
         Vec::new(),
         Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 4 },
+        Driver::Thread,
     )
     .unwrap();
     pipeline.push(record(1, None, None));
@@ -245,6 +247,88 @@ fn a_flush_sends_what_waits() {
     let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
     assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
     pipeline.shutdown();
+}
+
+/// The next export `received` takes within `within`, awaited (the runtime keeps running the
+/// export task meanwhile; a blocking wait would stop the one thread it has).
+async fn next_export(
+    received: &mpsc::Receiver<ExportTraceServiceRequest>,
+    within: Duration,
+) -> Option<ExportTraceServiceRequest> {
+    let until = std::time::Instant::now() + within;
+    loop {
+        match received.try_recv() {
+            Ok(request) => return Some(request),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) if std::time::Instant::now() >= until => return None,
+            Err(mpsc::TryRecvError::Empty) => tokio::time::sleep(Duration::from_millis(5)).await,
+        }
+    }
+}
+
+/// On a one-thread runtime, the export loop is a task of that runtime: no thread is started,
+/// a full batch goes at once, one that is not full when its delay is over, and `close` sends
+/// the rest and returns when it is answered.
+#[test]
+fn a_task_on_the_servers_runtime_exports_without_a_thread_of_its_own() {
+    let (url, received) = receiver();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let threads = || std::fs::read_dir("/proc/self/task").map(|tasks| tasks.count()).unwrap_or(0);
+    runtime.block_on(async {
+        let before = threads();
+        let batching = Batching { delay: Duration::from_millis(300), max_queue: 8, max_batch: 2 };
+        let pipeline = Pipeline::start(
+            OtlpTarget::new(url, "svc"),
+            Vec::new(),
+            batching,
+            Driver::Task(tokio::runtime::Handle::current()),
+        )
+        .unwrap();
+        if cfg!(target_os = "linux") {
+            assert_eq!(threads(), before, "no thread started for the exports");
+        }
+        pipeline.push(record(1, None, None));
+        pipeline.push(record(2, None, None));
+        let full = next_export(&received, Duration::from_secs(10)).await.expect("the full batch");
+        assert_eq!(full.resource_spans[0].scope_spans[0].spans.len(), 2);
+
+        pipeline.push(record(3, None, None));
+        let started = std::time::Instant::now();
+        let due = next_export(&received, Duration::from_secs(10)).await.expect("the batch, when due");
+        assert_eq!(due.resource_spans[0].scope_spans[0].spans.len(), 1);
+        assert!(started.elapsed() >= Duration::from_millis(200), "sent when its delay was over");
+
+        pipeline.push(record(4, None, None));
+        tokio::time::timeout(Duration::from_secs(10), pipeline.close()).await.expect("closed");
+        let last = received.try_recv().expect("the rest, answered before close returned");
+        assert_eq!(last.resource_spans[0].scope_spans[0].spans.len(), 1);
+        pipeline.push(record(5, None, None));
+        pipeline.close().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(received.try_recv().is_err(), "nothing after close");
+    });
+}
+
+/// A runtime shut down under a waiting export task ends the pipeline: `close` returns at once
+/// (on whatever runs it) rather than waiting for a task that is gone.
+#[test]
+fn close_returns_when_the_runtime_of_the_task_is_gone() {
+    let (url, _received) = receiver();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let pipeline = Pipeline::start(
+        OtlpTarget::new(url, "svc"),
+        Vec::new(),
+        Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 8 },
+        Driver::Task(runtime.handle().clone()),
+    )
+    .unwrap();
+    // The task starts and waits for its delay.
+    runtime.block_on(async { tokio::time::sleep(Duration::from_millis(50)).await });
+    drop(runtime);
+    let other = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    other.block_on(async {
+        tokio::time::timeout(Duration::from_secs(5), pipeline.close()).await.expect("close returns");
+    });
 }
 
 /// Spans whose lengths take one, two and three bytes, and server spans whose attributes
