@@ -125,17 +125,18 @@ impl McpHttp {
     /// route, [`layers::HostGuardLayer`] on the MCP routes, then the endpoint's own. For a
     /// stack of your own, start from [`routes`](Self::routes).
     ///
-    /// A server with an observer (`Server::observe`, set before this is called) is also told
-    /// the requests refused here before it saw them, with their HTTP status, and the bytes of
+    /// A server with an observer (`Server::observe`, set before this is called) that
+    /// [watches the transport](mcp_server::Observer::watches_transport) is also told the
+    /// requests refused here before it saw them, with their HTTP status, and the bytes of
     /// bodies whose length is declared.
     pub fn router(&self) -> axum::Router {
         // The request head is checked first, for every route (docs/DECISIONS.md order); with
         // an observer, by the observing layer itself (one layer of the router, not two).
         let router = self.build(Some(self.host_guard_layer()));
         match self.state.server.observer() {
-            Some(observer) => router
+            Some(observer) if observer.watches_transport() => router
                 .layer(layers::observe::ObserveLayer { observer: observer.clone(), head: self.head_layer() }),
-            None => router.layer(self.head_layer()),
+            _ => router.layer(self.head_layer()),
         }
     }
 

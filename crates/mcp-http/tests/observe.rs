@@ -57,6 +57,8 @@ enum Seen {
 struct Recorder {
     seen: Mutex<Vec<Seen>>,
     started: Mutex<usize>,
+    /// Says it does not watch the transport (`Observer::watches_transport`).
+    ignores_transport: bool,
 }
 
 impl Recorder {
@@ -97,6 +99,10 @@ impl Observer for Recorder {
 
     fn wants_arguments(&self) -> bool {
         true
+    }
+
+    fn watches_transport(&self) -> bool {
+        !self.ignores_transport
     }
 }
 
@@ -213,6 +219,39 @@ async fn each_layer_reports_its_own_outcome_once() {
     assert!(seen.contains(&Seen::InSession { method: "tools/list".into(), session: label }), "{seen:?}");
     assert!(!format!("{seen:?}").contains(&id), "the id itself: {seen:?}");
 
+    task.abort();
+}
+
+/// An observer that does not watch the transport is told the requests the server served and
+/// nothing of what the transport refused; the transport's own checks stay in place (the head's
+/// limits first, then `Host`).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_observer_that_does_not_watch_the_transport_is_told_only_the_servers_requests() {
+    let server =
+        Server::builder("observed", "1").tools(Tools::new().add("login", "Log in", login)).build().unwrap();
+    let recorder = Arc::new(Recorder { ignores_transport: true, ..Recorder::default() });
+    assert!(server.observe(recorder.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+
+    let reply = call(addr, "login", r#"{"user":"ann","password":"hunter2"}"#).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let reply =
+        roundtrip(ONE, addr, "POST", &[("host", "evil.example:1"), HEADERS[0], HEADERS[1]], "{}").await;
+    assert_eq!(reply.status, 403, "Host is still checked");
+    let long = "x".repeat(70 * 1024);
+    let reply =
+        roundtrip(ONE, addr, "POST", &[HEADERS[0], HEADERS[1], ("x-long", long.as_str())], "{}").await;
+    assert_eq!(reply.status, 431, "the head's limits are still checked");
+    assert_eq!(
+        without_arguments(recorder.take()),
+        [request("tools/call", Some("login"), Outcome::Success)],
+        "no refusal told"
+    );
     task.abort();
 }
 

@@ -47,6 +47,13 @@ pub trait Observer: Send + Sync + 'static {
         let _ = (received, sent);
     }
 
+    /// Whether it is told what only a transport sees: [`Observer::refused`] and
+    /// [`Observer::bytes`]. `true` by default; an observer that ignores both says `false`, and
+    /// the HTTP transport then observes neither (a layer less on every request).
+    fn watches_transport(&self) -> bool {
+        true
+    }
+
     /// Whether [`Observed::arguments`] should be filled (a debugging request log): `false` by
     /// default, so that arguments are never copied for an observer that does not ask.
     fn wants_arguments(&self) -> bool {
@@ -273,6 +280,7 @@ pub struct Observers {
     traces: bool,
     ratio: f64,
     arguments: bool,
+    transport: bool,
 }
 
 impl Observers {
@@ -288,6 +296,7 @@ impl Observers {
             self.ratio = self.ratio.max(observer.trace_ratio());
         }
         self.arguments |= observer.wants_arguments();
+        self.transport |= observer.watches_transport();
         self.list.push(observer);
         self
     }
@@ -329,6 +338,10 @@ impl Observer for Observers {
 
     fn wants_arguments(&self) -> bool {
         self.arguments
+    }
+
+    fn watches_transport(&self) -> bool {
+        self.transport
     }
 
     fn traces(&self) -> bool {

@@ -27,7 +27,7 @@ mod export;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use export::{Attributes, Failure, Item, Kind, Pipeline, Record, Server, Text};
+use export::{Attributes, Failure, Item, Kind, Pipeline, Server, Span};
 use mcp_server::Observer;
 use mcp_server::observe::{Observed, Outcome, SpanIds};
 use mcp_types::trace::TraceParent;
@@ -146,24 +146,9 @@ impl Tracing {
         }
     }
 
-    fn record(&self, span: Finished<'_>) {
-        let Finished { name, text, kind, ids, end, duration, attributes, error } = span;
-        if !ids.sampled {
-            return;
-        }
-        self.pipeline.push(Record {
-            trace_id: ids.trace_id,
-            span_id: ids.span_id,
-            parent: ids.parent,
-            trace_state: ids.tracestate.clone(),
-            name,
-            text,
-            kind,
-            end,
-            duration,
-            attributes,
-            error,
-        });
+    /// Queues `span` (of a sampled trace), encoded.
+    fn record(&self, span: &Span<'_>) {
+        self.pipeline.push(span);
     }
 }
 
@@ -200,34 +185,9 @@ fn resource_attributes(
     attributes
 }
 
-/// A span that is over, to record.
-struct Finished<'a> {
-    name: Text,
-    text: String,
-    kind: Kind,
-    ids: &'a SpanIds,
-    end: SystemTime,
-    duration: std::time::Duration,
-    attributes: Attributes,
-    error: Option<String>,
-}
-
-/// Appends `s` to a span's text, as the part it now is.
-fn push(text: &mut String, s: &str) -> Text {
-    let start = text.len();
-    text.push_str(s);
-    part(start, text.len())
-}
-
-fn part(start: usize, end: usize) -> Text {
-    // A span's text is a request's method, id, name and session: far below 4 GiB.
-    Text::Part(u32::try_from(start).unwrap_or(u32::MAX), u32::try_from(end).unwrap_or(u32::MAX))
-}
-
-/// Writes `n` in decimal (what `{n}` writes, without the formatting machinery: a request id
-/// is written for every span).
-fn push_decimal(text: &mut String, n: i64) {
-    let mut digits = [0u8; 20];
+/// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
+/// request id is written for every span).
+fn decimal(n: i64, digits: &mut [u8; 20]) -> &str {
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
     loop {
@@ -239,21 +199,21 @@ fn push_decimal(text: &mut String, n: i64) {
         }
     }
     if n < 0 {
-        text.push('-');
+        // i64::MIN has 19 digits: there is room for the sign.
+        at -= 1;
+        digits[at] = b'-';
     }
-    text.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
-}
-
-fn end_of(part: &Text) -> usize {
-    match part {
-        Text::Part(_, end) => *end as usize,
-        _ => 0,
-    }
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
 }
 
 impl Observer for Tracing {
     fn traces(&self) -> bool {
         true
+    }
+
+    /// Spans are the server's requests only: a refusal by the transport makes none.
+    fn watches_transport(&self) -> bool {
+        false
     }
 
     fn trace_ratio(&self) -> f64 {
@@ -263,18 +223,12 @@ impl Observer for Tracing {
     fn finished(&self, r: &Observed<'_>) {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = SystemTime::now();
-        // The request's own values, in one string the attributes point into: `method item`
-        // (the span's name), the id, the session.
-        let mut text = String::with_capacity(
-            r.method.len() + r.name.map_or(0, |n| n.len() + 1) + r.session.map_or(0, str::len) + 24,
-        );
-        let method = push(&mut text, r.method);
-        let item = r.name.map(|item| {
-            text.push(' ');
-            push(&mut text, item)
-        });
-        let span_name = part(0, item.as_ref().map_or(r.method.len(), end_of));
-        let item = item.map(|name| {
+        let mut digits = [0u8; 20];
+        let id = match r.id {
+            mcp_types::RequestId::Number(n) => decimal(*n, &mut digits),
+            mcp_types::RequestId::String(s) => s.as_str(),
+        };
+        let item = r.name.map(|name| {
             let kind = match r.method {
                 "tools/call" => Item::Tool,
                 "prompts/get" => Item::Prompt,
@@ -282,38 +236,31 @@ impl Observer for Tracing {
             };
             (kind, name)
         });
-        let id = match r.id {
-            mcp_types::RequestId::Number(n) => {
-                let start = text.len();
-                push_decimal(&mut text, *n);
-                part(start, text.len())
-            }
-            mcp_types::RequestId::String(s) => push(&mut text, s),
-        };
-        let session = r.session.map(|session| push(&mut text, session));
         let failure = match r.outcome {
             Outcome::Success => None,
             Outcome::ToolError => Some(Failure::Tool),
             Outcome::Error { code, .. } => Some(Failure::Code(code)),
             Outcome::Cancelled => Some(Failure::Cancelled),
         };
-        let attributes = Attributes::Server(Server {
-            method,
-            transport: self.transport,
-            id,
-            item,
-            version: r.version.map(|v| v.as_str()),
-            session,
-            failure,
-        });
-        self.record(Finished {
-            name: span_name,
-            text,
+        self.record(&Span {
+            trace_id: &ids.trace_id,
+            span_id: &ids.span_id,
+            parent: ids.parent.as_ref(),
+            trace_state: ids.tracestate.as_deref(),
+            // `method item`.
+            name: (r.method, r.name),
             kind: Kind::Server,
-            ids,
             end,
             duration: r.duration,
-            attributes,
+            attributes: Attributes::Server(Server {
+                method: r.method,
+                transport: self.transport,
+                id,
+                item,
+                version: r.version.map(|v| v.as_str()),
+                session: r.session,
+                failure,
+            }),
             error: None,
         });
     }
@@ -335,17 +282,22 @@ impl ClientSpan {
 
     /// Ends the span now, as failed with `error` when given.
     pub fn end(self, attributes: Vec<(&'static str, String)>, error: Option<String>) {
+        if !self.ids.sampled {
+            return;
+        }
         let end = SystemTime::now();
-        let attributes = Attributes::List(attributes.into_iter().map(|(k, v)| (k, Text::Owned(v))).collect());
-        self.tracing.record(Finished {
-            name: Text::Owned(self.name),
-            text: String::new(),
+        let ids = &self.ids;
+        self.tracing.record(&Span {
+            trace_id: &ids.trace_id,
+            span_id: &ids.span_id,
+            parent: ids.parent.as_ref(),
+            trace_state: ids.tracestate.as_deref(),
+            name: (&self.name, None),
             kind: Kind::Client,
-            ids: &self.ids,
             end,
             duration: end.duration_since(self.start).unwrap_or_default(),
-            attributes,
-            error,
+            attributes: Attributes::List(&attributes),
+            error: error.as_deref(),
         });
     }
 }
@@ -360,9 +312,8 @@ mod tests {
     #[test]
     fn request_ids_are_written_as_display_writes_them() {
         for n in [0, 7, -7, 10, 99, 100, 1_234_567, i64::MAX, i64::MIN, -1] {
-            let mut text = String::from("x");
-            super::push_decimal(&mut text, n);
-            assert_eq!(text, format!("x{n}"));
+            let mut digits = [0u8; 20];
+            assert_eq!(super::decimal(n, &mut digits), n.to_string());
         }
     }
 

@@ -29,64 +29,46 @@ pub(crate) enum Kind {
     Client,
 }
 
-/// A span's name or an attribute's value: a server span's (its method, id, tool) are `Part`s
-/// of the record's one `text`, so that the span costs one allocation rather than one per value;
-/// a client span's are its own.
+/// A finished span, as the request path hands it over: borrowed from what the request still
+/// holds, and written as OTLP protobuf straight from there (no record of its own is built,
+/// copied or freed).
 #[derive(Debug)]
-pub(crate) enum Text {
-    Owned(String),
-    /// Bytes `start..end` of [`Record::text`].
-    Part(u32, u32),
-}
-
-impl Text {
-    pub(crate) fn as_str<'a>(&'a self, text: &'a str) -> &'a str {
-        match self {
-            Text::Owned(s) => s,
-            Text::Part(start, end) => text.get(*start as usize..*end as usize).unwrap_or_default(),
-        }
-    }
-}
-
-/// A finished span, as the request path hands it over.
-#[derive(Debug)]
-pub(crate) struct Record {
-    pub(crate) trace_id: [u8; 16],
-    pub(crate) span_id: [u8; 8],
-    pub(crate) parent: Option<[u8; 8]>,
-    pub(crate) trace_state: Option<String>,
-    pub(crate) name: Text,
-    /// What the [`Text::Part`]s of `name` and `attributes` are cut from.
-    pub(crate) text: String,
+pub(crate) struct Span<'a> {
+    pub(crate) trace_id: &'a [u8; 16],
+    pub(crate) span_id: &'a [u8; 8],
+    pub(crate) parent: Option<&'a [u8; 8]>,
+    pub(crate) trace_state: Option<&'a str>,
+    /// Its name: the first part, then the second after a space when there is one (a server
+    /// span's method and the tool or prompt it names).
+    pub(crate) name: (&'a str, Option<&'a str>),
     pub(crate) kind: Kind,
     pub(crate) end: SystemTime,
-    /// How long the span lasted: its start is `end - duration`, worked out at export (in
-    /// nanoseconds, cheaper than a `SystemTime` subtraction on the request path).
+    /// How long the span lasted: its start is `end - duration`.
     pub(crate) duration: Duration,
-    pub(crate) attributes: Attributes,
+    pub(crate) attributes: Attributes<'a>,
     /// The status message of a failed span (a server span's comes from its
     /// [`Server::failure`]).
-    pub(crate) error: Option<String>,
+    pub(crate) error: Option<&'a str>,
 }
 
-/// A span's attributes. A server span's are fields, written out at export, so that recording
-/// one allocates no list; a client span's are a list.
+/// A span's attributes: a server span's are fields, written out in their order; a client
+/// span's are a list.
 #[derive(Debug)]
-pub(crate) enum Attributes {
-    Server(Server),
-    List(Vec<(&'static str, Text)>),
+pub(crate) enum Attributes<'a> {
+    Server(Server<'a>),
+    List(&'a [(&'static str, String)]),
 }
 
 /// What a server span says about its request ([`Attributes::Server`]).
 #[derive(Debug)]
-pub(crate) struct Server {
-    pub(crate) method: Text,
+pub(crate) struct Server<'a> {
+    pub(crate) method: &'a str,
     pub(crate) transport: &'static str,
-    pub(crate) id: Text,
+    pub(crate) id: &'a str,
     /// The tool, prompt or other item the request names.
-    pub(crate) item: Option<(Item, Text)>,
+    pub(crate) item: Option<(Item, &'a str)>,
     pub(crate) version: Option<&'static str>,
-    pub(crate) session: Option<Text>,
+    pub(crate) session: Option<&'a str>,
     pub(crate) failure: Option<Failure>,
 }
 
@@ -108,35 +90,34 @@ pub(crate) enum Failure {
     Cancelled,
 }
 
-impl Record {
+impl Span<'_> {
     /// Each attribute as its key and its value, in the order they are written.
     pub(crate) fn each_attribute(&self, mut f: impl FnMut(&str, &str)) {
         let server = match &self.attributes {
             Attributes::List(list) => {
-                for (key, value) in list {
-                    f(key, value.as_str(&self.text));
+                for (key, value) in *list {
+                    f(key, value);
                 }
                 return;
             }
             Attributes::Server(server) => server,
         };
-        let text = self.text.as_str();
-        f("mcp.method.name", server.method.as_str(text));
+        f("mcp.method.name", server.method);
         f("network.transport", server.transport);
-        f("jsonrpc.request.id", server.id.as_str(text));
-        match &server.item {
+        f("jsonrpc.request.id", server.id);
+        match server.item {
             Some((Item::Tool, name)) => {
-                f("gen_ai.tool.name", name.as_str(text));
+                f("gen_ai.tool.name", name);
                 f("gen_ai.operation.name", "execute_tool");
             }
-            Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name.as_str(text)),
+            Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name),
             Some((Item::Other, _)) | None => {}
         }
         if let Some(version) = server.version {
             f("mcp.protocol.version", version);
         }
-        if let Some(session) = &server.session {
-            f("mcp.session.id", session.as_str(text));
+        if let Some(session) = server.session {
+            f("mcp.session.id", session);
         }
         match server.failure {
             None => {}
@@ -152,8 +133,8 @@ impl Record {
 
     /// The status message when the span failed.
     pub(crate) fn status_message(&self) -> Option<std::borrow::Cow<'_, str>> {
-        if let Some(error) = &self.error {
-            return Some(error.as_str().into());
+        if let Some(error) = self.error {
+            return Some(error.into());
         }
         let Attributes::Server(server) = &self.attributes else { return None };
         Some(match server.failure? {
@@ -321,10 +302,10 @@ impl Pipeline {
     }
 
     /// Queues a finished span, encoded; dropped (and counted) when the queue is full.
-    pub(crate) fn push(&self, record: Record) {
+    pub(crate) fn push(&self, span: &Span<'_>) {
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
-            span_field(scratch, &record);
+            span_field(scratch, span);
             let shared = &*self.shared;
             let mut queue = shared.lock();
             if queue.closing {
@@ -528,16 +509,25 @@ fn nanos(time: SystemTime) -> u64 {
 }
 
 /// One `Span` message (without its own tag and length).
-fn span(out: &mut Vec<u8>, r: &Record) {
-    bytes(out, 1, &r.trace_id);
-    bytes(out, 2, &r.span_id);
-    if let Some(state) = r.trace_state.as_deref().filter(|s| !s.is_empty()) {
+fn span(out: &mut Vec<u8>, r: &Span<'_>) {
+    bytes(out, 1, r.trace_id);
+    bytes(out, 2, r.span_id);
+    if let Some(state) = r.trace_state.filter(|s| !s.is_empty()) {
         bytes(out, 3, state.as_bytes());
     }
-    if let Some(parent) = &r.parent {
+    if let Some(parent) = r.parent {
         bytes(out, 4, parent);
     }
-    bytes(out, 5, r.name.as_str(&r.text).as_bytes());
+    match r.name {
+        (name, None) => bytes(out, 5, name.as_bytes()),
+        (first, Some(second)) => {
+            tag(out, 5, LEN);
+            varint(out, (first.len() + 1 + second.len()) as u64);
+            out.extend_from_slice(first.as_bytes());
+            out.push(b' ');
+            out.extend_from_slice(second.as_bytes());
+        }
+    }
     // SpanKind: SERVER = 2, CLIENT = 3.
     tag(out, 6, 0);
     varint(
@@ -635,7 +625,7 @@ impl Fixed {
 
 /// Appends one span as a field of `ScopeSpans`: its tag, its length, the `Span`. The span goes
 /// straight into place and its length is patched in after it.
-fn span_field(out: &mut Vec<u8>, record: &Record) {
+fn span_field(out: &mut Vec<u8>, record: &Span<'_>) {
     out.push(2 << 3 | LEN);
     let at = out.len();
     // A two-byte length (spans of 128 to 16,383 bytes, nearly all), patched in below.
@@ -657,7 +647,7 @@ fn span_field(out: &mut Vec<u8>, record: &Record) {
 
 /// One `ExportTraceServiceRequest` of `batch`, as the pipeline writes them.
 #[cfg(test)]
-fn encode(fixed: &Fixed, batch: &[Record]) -> bytes::Bytes {
+fn encode(fixed: &Fixed, batch: &[Span<'_>]) -> bytes::Bytes {
     let mut out = fixed.open(batch.len());
     for record in batch {
         span_field(&mut out, record);

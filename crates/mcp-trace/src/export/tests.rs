@@ -70,23 +70,49 @@ fn receiver_answering(
     (url, rx, connections)
 }
 
-fn record(n: u8, parent: Option<[u8; 8]>, error: Option<&str>) -> Record {
-    Record {
+/// A span's values, owned by the test; [`Owned::span`] borrows them as the request path does.
+struct Owned {
+    trace_id: [u8; 16],
+    span_id: [u8; 8],
+    parent: Option<[u8; 8]>,
+    trace_state: Option<String>,
+    name: String,
+    kind: Kind,
+    attributes: Vec<(&'static str, String)>,
+    error: Option<String>,
+}
+
+impl Owned {
+    fn span(&self) -> Span<'_> {
+        Span {
+            trace_id: &self.trace_id,
+            span_id: &self.span_id,
+            parent: self.parent.as_ref(),
+            trace_state: self.trace_state.as_deref(),
+            name: (&self.name, None),
+            kind: self.kind,
+            end: UNIX_EPOCH + Duration::from_secs(2),
+            duration: Duration::from_secs(1),
+            attributes: Attributes::List(&self.attributes),
+            error: self.error.as_deref(),
+        }
+    }
+}
+
+fn record(n: u8, parent: Option<[u8; 8]>, error: Option<&str>) -> Owned {
+    Owned {
         trace_id: [7; 16],
         span_id: [n; 8],
         parent,
         trace_state: Some("k=v".into()),
-        name: Text::Part(0, 13),
-        text: format!("tools/call t{n}"),
+        name: format!("tools/call t{n}"),
         kind: if parent.is_some() { Kind::Server } else { Kind::Client },
-        end: UNIX_EPOCH + Duration::from_secs(2),
-        duration: Duration::from_secs(1),
-        attributes: Attributes::List(vec![
-            ("mcp.method.name", Text::Owned("tools/call".into())),
-            ("gen_ai.tool.name", Text::Part(11, 13)),
+        attributes: vec![
+            ("mcp.method.name", "tools/call".into()),
+            ("gen_ai.tool.name", format!("t{n}")),
             // Long enough for two-byte lengths at every level.
-            ("long", Text::Owned("x".repeat(300))),
-        ]),
+            ("long", "x".repeat(300)),
+        ],
         error: error.map(str::to_owned),
     }
 }
@@ -124,8 +150,8 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     let resource = vec![("service.name".to_owned(), "svc".to_owned())];
     let pipeline = Pipeline::start(target, resource, batching, Driver::Thread).unwrap();
 
-    pipeline.push(record(1, None, None));
-    pipeline.push(record(2, Some([1; 8]), Some("JSON-RPC error -32602")));
+    pipeline.push(&record(1, None, None).span());
+    pipeline.push(&record(2, Some([1; 8]), Some("JSON-RPC error -32602")).span());
     // A full batch goes at once, though the delay is an hour.
     let first = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
     let scope = &first.resource_spans[0].scope_spans[0];
@@ -154,12 +180,12 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     assert_eq!(server.attributes.len(), 3);
 
     // One more waits for the delay; shutdown sends it, and later spans are dropped.
-    pipeline.push(record(3, None, None));
+    pipeline.push(&record(3, None, None).span());
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "not a full batch yet");
     pipeline.shutdown();
     let last = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
     assert_eq!(last.resource_spans[0].scope_spans[0].spans.len(), 1);
-    pipeline.push(record(4, None, None));
+    pipeline.push(&record(4, None, None).span());
     pipeline.shutdown();
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
 }
@@ -185,11 +211,11 @@ fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
     });
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 4, max_batch: 2 };
     let pipeline = Pipeline::start(target, Vec::new(), batching, Driver::Thread).unwrap();
-    pipeline.push(record(1, None, None));
-    pipeline.push(record(2, None, None));
+    pipeline.push(&record(1, None, None).span());
+    pipeline.push(&record(2, None, None).span());
     hanging.recv_timeout(Duration::from_secs(10)).expect("the first batch is being sent");
     for n in 3..10 {
-        pipeline.push(record(n, None, None));
+        pipeline.push(&record(n, None, None).span());
     }
     let queue = pipeline.shared.lock();
     assert_eq!((queue.waiting, queue.dropped), (4, 3));
@@ -209,7 +235,7 @@ fn connections_for(exports: u8, answer: &'static [u8]) -> usize {
     )
     .unwrap();
     for n in 1..=exports {
-        pipeline.push(record(n, None, None));
+        pipeline.push(&record(n, None, None).span());
         pipeline.flush();
         let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
         assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
@@ -242,7 +268,7 @@ fn a_flush_sends_what_waits() {
         Driver::Thread,
     )
     .unwrap();
-    pipeline.push(record(1, None, None));
+    pipeline.push(&record(1, None, None).span());
     pipeline.flush();
     let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
     assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 1);
@@ -287,22 +313,22 @@ fn a_task_on_the_servers_runtime_exports_without_a_thread_of_its_own() {
         if cfg!(target_os = "linux") {
             assert_eq!(threads(), before, "no thread started for the exports");
         }
-        pipeline.push(record(1, None, None));
-        pipeline.push(record(2, None, None));
+        pipeline.push(&record(1, None, None).span());
+        pipeline.push(&record(2, None, None).span());
         let full = next_export(&received, Duration::from_secs(10)).await.expect("the full batch");
         assert_eq!(full.resource_spans[0].scope_spans[0].spans.len(), 2);
 
-        pipeline.push(record(3, None, None));
+        pipeline.push(&record(3, None, None).span());
         let started = std::time::Instant::now();
         let due = next_export(&received, Duration::from_secs(10)).await.expect("the batch, when due");
         assert_eq!(due.resource_spans[0].scope_spans[0].spans.len(), 1);
         assert!(started.elapsed() >= Duration::from_millis(200), "sent when its delay was over");
 
-        pipeline.push(record(4, None, None));
+        pipeline.push(&record(4, None, None).span());
         tokio::time::timeout(Duration::from_secs(10), pipeline.close()).await.expect("closed");
         let last = received.try_recv().expect("the rest, answered before close returned");
         assert_eq!(last.resource_spans[0].scope_spans[0].spans.len(), 1);
-        pipeline.push(record(5, None, None));
+        pipeline.push(&record(5, None, None).span());
         pipeline.close().await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert!(received.try_recv().is_err(), "nothing after close");
@@ -338,33 +364,38 @@ fn spans_of_every_length_and_kind_decode() {
     let sized = |n: u8, attribute: usize| {
         let mut r = record(n, None, None);
         r.trace_state = None;
-        r.attributes = Attributes::List(vec![("a", Text::Owned("y".repeat(attribute)))]);
+        r.attributes = vec![("a", "y".repeat(attribute))];
         r
     };
-    let server = Record {
-        text: "tools/call echo 42 s-1".into(),
-        name: Text::Part(0, 15),
+    let spans = [sized(1, 0), sized(2, 200), sized(3, 20_000)];
+    let ids = record(9, Some([3; 8]), None);
+    let server = Span {
+        name: ("tools/call", Some("echo")),
         kind: Kind::Server,
         error: None,
         attributes: Attributes::Server(Server {
-            method: Text::Part(0, 10),
+            method: "tools/call",
             transport: "tcp",
-            id: Text::Part(16, 18),
-            item: Some((Item::Tool, Text::Part(11, 15))),
+            id: "42",
+            item: Some((Item::Tool, "echo")),
             version: Some("2026-07-28"),
-            session: Some(Text::Part(19, 22)),
+            session: Some("s-1"),
             failure: Some(Failure::Code(-32602)),
         }),
-        ..record(9, Some([3; 8]), None)
+        ..ids.span()
     };
-    let batch = [sized(1, 0), sized(2, 200), sized(3, 20_000), server];
+    // A name of two parts whose length takes two bytes.
+    let long_tool = "t".repeat(200);
+    let long_name = Span { name: ("tools/call", Some(&long_tool)), ..ids.span() };
+    let batch = [spans[0].span(), spans[1].span(), spans[2].span(), server, long_name];
     let resource = [("service.name".to_owned(), "svc".to_owned())];
     let body = encode(&Fixed::new(&resource), &batch);
     let request = ExportTraceServiceRequest::decode(&body[..]).unwrap();
     let scope = &request.resource_spans[0].scope_spans[0];
     assert_eq!(scope.scope.as_ref().unwrap().name, "mcpkit");
     let spans = &scope.spans;
-    assert_eq!(spans.len(), 4);
+    assert_eq!(spans.len(), 5);
+    assert_eq!(spans[4].name, format!("tools/call {long_tool}"));
     let value = |span: &opentelemetry_proto::tonic::trace::v1::Span, key: &str| {
         let found = span.attributes.iter().find(|kv| kv.key == key);
         match found.and_then(|kv| kv.value.clone()).and_then(|v| v.value) {
