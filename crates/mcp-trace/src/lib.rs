@@ -84,8 +84,9 @@ impl Tracing {
         Self::start(service, transport, export::Driver::Thread)
     }
 
-    /// The same, the exports sent by a task on `runtime` instead of a thread: a server on one
-    /// thread stays on one thread. [`Tracing::close`] on that runtime sends the last ones.
+    /// The same, the exports sent by a task on `runtime` (its timer enabled) instead of a
+    /// thread: a server on one thread stays on one thread. [`Tracing::close`] on that runtime
+    /// sends the last ones.
     pub fn from_env_on(
         runtime: &tokio::runtime::Handle,
         service: &str,
