@@ -85,6 +85,21 @@ fn one_thread_serves_forwards_reloads_and_stops() {
     assert!(!gateway.stderr().contains("panicked"), "{}", gateway.stderr());
 }
 
+/// An upstream named `localhost` is reached without a name lookup: the lookup would run on a
+/// blocking thread, and the gateway would have two threads from then on. The upstream listens on
+/// 127.0.0.1 only, so the IPv6 loopback, tried first, refuses and the next address is used.
+#[test]
+fn a_localhost_upstream_is_reached_without_a_second_thread() {
+    let upstream = support::serve_http(&["--threads", "1"]);
+    let url = upstream.url().replace("127.0.0.1", "localhost");
+    assert!(url.contains("://localhost:"), "{url}");
+    let dir = Dir::new("one-thread-localhost");
+    let config = dir.write_config(&format!("[servers.web]\nurl = {}\n", quoted(&url)));
+    let gateway = gateway(&config, "1");
+    assert_eq!(echo(gateway.url(), "echo", "to localhost"), "to localhost");
+    assert_eq!(threads_of(gateway.id()), 1, "the gateway's threads");
+}
+
 #[test]
 fn threads_asked_for_are_the_workers_the_runtime_has() {
     let upstream = support::serve_http(&["--threads", "3"]);

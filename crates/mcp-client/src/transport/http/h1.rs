@@ -382,11 +382,15 @@ impl Direct {
         None
     }
 
+    /// A new connection to the origin: an address as it is, `localhost` as the loopback
+    /// addresses ([`is_localhost`]), any other name resolved by the system.
     async fn connect(&self) -> Result<Conn, TransportError> {
         let connecting = async {
-            let stream = match self.host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+            let host = self.host.trim_start_matches('[').trim_end_matches(']');
+            let stream = match host.parse::<IpAddr>() {
                 Ok(ip) => TcpStream::connect(SocketAddr::new(ip, self.port)).await?,
-                Err(_) => TcpStream::connect((self.host.as_str(), self.port)).await?,
+                Err(_) if is_localhost(host) => TcpStream::connect(&loopback(self.port)[..]).await?,
+                Err(_) => TcpStream::connect((host, self.port)).await?,
             };
             stream.set_nodelay(true)?;
             Ok::<_, std::io::Error>(stream)
@@ -406,5 +410,40 @@ impl Direct {
             .await
             .map_err(|e| TransportError::NotSent(format!("error sending request: {}", with_causes(&e))))?;
         Ok(Conn { sender, connection: Box::pin(connection), ended: false, idle_since: Instant::now() })
+    }
+}
+
+/// `localhost` and the names under it (RFC 6761, section 6.3: they always mean this machine).
+/// They are not looked up: a name lookup runs on one of Tokio's blocking threads, and a
+/// process that has started a second thread pays for it on every allocation from then on
+/// (glibc's allocator takes its locks), which a gateway on one thread in front of local
+/// servers would otherwise pay for good.
+fn is_localhost(host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    host.eq_ignore_ascii_case("localhost")
+        || host.len() > ".localhost".len()
+            && host.as_bytes()[host.len() - ".localhost".len()..].eq_ignore_ascii_case(b".localhost")
+}
+
+/// The loopback addresses, tried in the order the system's resolver returns them for
+/// `localhost` (RFC 6724 prefers IPv6): a server listening on one of them only is reached,
+/// the other refusing at once.
+fn loopback(port: u16) -> [SocketAddr; 2] {
+    [
+        SocketAddr::new(IpAddr::V6(std::net::Ipv6Addr::LOCALHOST), port),
+        SocketAddr::new(IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), port),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn localhost_and_the_names_under_it_are_this_machine() {
+        for host in ["localhost", "LocalHost", "localhost.", "api.localhost", "a.b.LOCALHOST."] {
+            assert!(super::is_localhost(host), "{host}");
+        }
+        for host in ["notlocalhost", "localhost.example", ".localhost", "xlocalhost", "local", ""] {
+            assert!(!super::is_localhost(host), "{host}");
+        }
     }
 }
