@@ -121,6 +121,18 @@ async fn call(addr: SocketAddr, name: &str, arguments: &str) -> support::Reply {
     roundtrip(ONE, addr, "POST", &headers, &body).await
 }
 
+/// `server` served over HTTP on 127.0.0.1:0 with mcp-http's router: its address, and the task
+/// to abort at the end.
+async fn serve(server: Server) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
+    });
+    (addr, task)
+}
+
 fn request(method: &str, name: Option<&str>, outcome: Outcome) -> Seen {
     Seen::Request { method: method.into(), name: name.map(Into::into), outcome, arguments: None }
 }
@@ -146,12 +158,7 @@ async fn each_layer_reports_its_own_outcome_once() {
     let recorder = Arc::new(Recorder::default());
     assert!(server.observe(recorder.clone()), "the first observer is taken");
     assert!(!server.observe(Arc::new(Recorder::default())), "a server has one observer");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
-    });
+    let (addr, task) = serve(server).await;
 
     // A result, with its arguments redacted where the schema says secret.
     let reply = call(addr, "login", r#"{"user":"ann","password":"hunter2"}"#).await;
@@ -231,12 +238,7 @@ async fn an_observer_that_does_not_watch_the_transport_is_told_only_the_servers_
         Server::builder("observed", "1").tools(Tools::new().add("login", "Log in", login)).build().unwrap();
     let recorder = Arc::new(Recorder { ignores_transport: true, ..Recorder::default() });
     assert!(server.observe(recorder.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
-    });
+    let (addr, task) = serve(server).await;
 
     let reply = call(addr, "login", r#"{"user":"ann","password":"hunter2"}"#).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
@@ -269,12 +271,7 @@ async fn a_caller_over_its_rate_gets_429_with_retry_after() {
         .unwrap();
     let recorder = Arc::new(Recorder::default());
     server.observe(recorder.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
-    });
+    let (addr, task) = serve(server).await;
 
     for _ in 0..2 {
         assert_eq!(call(addr, "fail", "{}").await.status, 200);
@@ -326,12 +323,7 @@ async fn a_listen_stream_is_open_until_its_client_goes_away() {
         Server::builder("observed", "1").tools(Tools::new().add("fail", "Fails", fail)).build().unwrap();
     let recorder = Arc::new(Recorder::default());
     assert!(server.observe(recorder.clone()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
-    });
+    let (addr, task) = serve(server).await;
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{{{META},"notifications":{{"toolsListChanged":true}}}}}}"#
     );
