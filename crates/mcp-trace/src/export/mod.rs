@@ -18,9 +18,15 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use mcp_metrics::OtlpTarget;
+
+mod encode;
+
+use encode::{Fixed, reclaim, span_field};
+#[cfg(test)]
+use encode::{encode, key_value, varint, varint_len};
 
 /// A span's kind, as the pipeline records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +68,7 @@ pub(crate) enum Attributes<'a> {
 /// What a server span says about its request ([`Attributes::Server`]).
 #[derive(Debug)]
 pub(crate) struct Server<'a> {
-    pub(crate) method: &'a str,
+    pub(crate) method: &'static str,
     pub(crate) transport: &'static str,
     pub(crate) id: &'a str,
     /// The tool, prompt or other item the request names.
@@ -90,22 +96,13 @@ pub(crate) enum Failure {
     Cancelled,
 }
 
-impl Span<'_> {
-    /// Each attribute as its key and its value, in the order they are written.
-    pub(crate) fn each_attribute(&self, mut f: impl FnMut(&str, &str)) {
-        let server = match &self.attributes {
-            Attributes::List(list) => {
-                for (key, value) in *list {
-                    f(key, value);
-                }
-                return;
-            }
-            Attributes::Server(server) => server,
-        };
-        f("mcp.method.name", server.method);
-        f("network.transport", server.transport);
-        f("jsonrpc.request.id", server.id);
-        match server.item {
+impl Server<'_> {
+    /// The attributes every request of this method, tool or prompt and revision shares, in
+    /// the order they are written (before [`Server::each_own`]'s).
+    pub(crate) fn each_shared(&self, mut f: impl FnMut(&str, &str)) {
+        f("mcp.method.name", self.method);
+        f("network.transport", self.transport);
+        match self.item {
             Some((Item::Tool, name)) => {
                 f("gen_ai.tool.name", name);
                 f("gen_ai.operation.name", "execute_tool");
@@ -113,13 +110,18 @@ impl Span<'_> {
             Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name),
             Some((Item::Other, _)) | None => {}
         }
-        if let Some(version) = server.version {
+        if let Some(version) = self.version {
             f("mcp.protocol.version", version);
         }
-        if let Some(session) = server.session {
+    }
+
+    /// The attributes of this request alone: its id, its session, how it failed.
+    pub(crate) fn each_own(&self, mut f: impl FnMut(&str, &str)) {
+        f("jsonrpc.request.id", self.id);
+        if let Some(session) = self.session {
             f("mcp.session.id", session);
         }
-        match server.failure {
+        match self.failure {
             None => {}
             Some(Failure::Tool) => f("error.type", "tool_error"),
             Some(Failure::Cancelled) => f("error.type", "cancelled"),
@@ -130,7 +132,9 @@ impl Span<'_> {
             }
         }
     }
+}
 
+impl Span<'_> {
     /// The status message when the span failed.
     pub(crate) fn status_message(&self) -> Option<std::borrow::Cow<'_, str>> {
         if let Some(error) = self.error {
@@ -170,7 +174,7 @@ impl Batching {
 /// Spans encoded and waiting: one export request's body in the making ([`Fixed::open`]).
 #[derive(Default)]
 struct Batch {
-    body: Vec<u8>,
+    body: bytes::BytesMut,
     spans: usize,
 }
 
@@ -186,7 +190,12 @@ struct Queue {
     /// A flush asked for: export what waits now.
     flush: bool,
     closing: bool,
+    /// Bodies sent and given back, for the next batches to be written in ([`SPARE`] at most).
+    spare: Vec<bytes::BytesMut>,
 }
+
+/// How many sent bodies are kept for reuse: the batch being filled and one being sent.
+const SPARE: usize = 2;
 
 struct Shared {
     queue: Mutex<Queue>,
@@ -227,7 +236,7 @@ impl Drop for Ended {
 
 thread_local! {
     /// Where a span is encoded before it is appended to the batch (outside the queue's lock).
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(512));
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Shared {
@@ -265,6 +274,7 @@ impl Pipeline {
                 dropped: 0,
                 flush: false,
                 closing: false,
+                spare: Vec::new(),
             }),
             wake: tokio::sync::Notify::new(),
             ended: tokio::sync::watch::Sender::new(false),
@@ -316,7 +326,8 @@ impl Pipeline {
                 return;
             }
             if queue.filling.body.is_empty() {
-                queue.filling.body = shared.fixed.open(shared.batching.max_batch);
+                let reused = queue.spare.pop();
+                queue.filling.body = shared.fixed.open(shared.batching.max_batch, reused);
             }
             queue.filling.body.extend_from_slice(scratch);
             queue.filling.spans += 1;
@@ -432,7 +443,15 @@ impl Exporter {
                 );
             }
             for batch in batches {
-                self.export(client, shared.fixed.close(batch.body), batch.spans).await;
+                let body = shared.fixed.close(batch.body);
+                self.export(client, body.clone(), batch.spans).await;
+                // The client is done with it: the next batch is written in the same memory.
+                if let Some(spent) = reclaim(body) {
+                    let mut queue = shared.lock();
+                    if queue.spare.len() < SPARE {
+                        queue.spare.push(spent);
+                    }
+                }
             }
             if closing {
                 return;
@@ -444,215 +463,6 @@ impl Exporter {
         let items = if count == 1 { "1 span".to_owned() } else { format!("{count} spans") };
         self.target.post(client, body, &items).await;
     }
-}
-
-// OTLP's protobuf messages, written straight from the records: the few fields mcpkit sends,
-// with no message objects built per span (field numbers from opentelemetry-proto's trace/v1,
-// common/v1, resource/v1 and collector/trace/v1; the tests decode the output with the
-// generated types).
-
-const LEN: u8 = 2;
-
-fn varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-fn varint_len(value: u64) -> usize {
-    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-fn tag(out: &mut Vec<u8>, field: u32, wire: u8) {
-    varint(out, u64::from(field << 3 | u32::from(wire)));
-}
-
-fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
-    if field < 16 && data.len() < 0x80 {
-        // The common case, a one-byte tag and length, written together.
-        out.extend_from_slice(&[(field << 3) as u8 | LEN, data.len() as u8]);
-    } else {
-        tag(out, field, LEN);
-        varint(out, data.len() as u64);
-    }
-    out.extend_from_slice(data);
-}
-
-/// A `KeyValue` whose value is a string, as field `field`.
-fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
-    if field < 16 && key.len() + value.len() < 0x80 - 6 {
-        // Every length fits a byte (the pair's is the key's and the value's and six bytes of
-        // tags and lengths): no varint to size, and the tags and lengths go in two writes.
-        let any = 2 + value.len();
-        let pair = 2 + key.len() + 2 + any;
-        out.reserve(2 + pair);
-        out.extend_from_slice(&[(field << 3) as u8 | LEN, pair as u8, 1 << 3 | LEN, key.len() as u8]);
-        out.extend_from_slice(key.as_bytes());
-        out.extend_from_slice(&[2 << 3 | LEN, any as u8, 1 << 3 | LEN, value.len() as u8]);
-        out.extend_from_slice(value.as_bytes());
-        return;
-    }
-    let any = 1 + varint_len(value.len() as u64) + value.len();
-    let pair = 1 + varint_len(key.len() as u64) + key.len() + 1 + varint_len(any as u64) + any;
-    tag(out, field, LEN);
-    varint(out, pair as u64);
-    bytes(out, 1, key.as_bytes());
-    tag(out, 2, LEN);
-    varint(out, any as u64);
-    bytes(out, 1, value.as_bytes());
-}
-
-fn nanos(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// One `Span` message (without its own tag and length).
-fn span(out: &mut Vec<u8>, r: &Span<'_>) {
-    bytes(out, 1, r.trace_id);
-    bytes(out, 2, r.span_id);
-    if let Some(state) = r.trace_state.filter(|s| !s.is_empty()) {
-        bytes(out, 3, state.as_bytes());
-    }
-    if let Some(parent) = r.parent {
-        bytes(out, 4, parent);
-    }
-    match r.name {
-        (name, None) => bytes(out, 5, name.as_bytes()),
-        (first, Some(second)) => {
-            tag(out, 5, LEN);
-            varint(out, (first.len() + 1 + second.len()) as u64);
-            out.extend_from_slice(first.as_bytes());
-            out.push(b' ');
-            out.extend_from_slice(second.as_bytes());
-        }
-    }
-    // SpanKind: SERVER = 2, CLIENT = 3.
-    tag(out, 6, 0);
-    varint(
-        out,
-        match r.kind {
-            Kind::Server => 2,
-            Kind::Client => 3,
-        },
-    );
-    let end = nanos(r.end);
-    let start = end.saturating_sub(u64::try_from(r.duration.as_nanos()).unwrap_or(u64::MAX));
-    tag(out, 7, 1);
-    out.extend_from_slice(&start.to_le_bytes());
-    tag(out, 8, 1);
-    out.extend_from_slice(&end.to_le_bytes());
-    r.each_attribute(|key, value| key_value(out, 9, key, value));
-    // Status: unset (an empty message), or ERROR (2) with its message.
-    match r.status_message() {
-        Some(message) => {
-            let len = 1 + varint_len(message.len() as u64) + message.len() + 2;
-            tag(out, 15, LEN);
-            varint(out, len as u64);
-            bytes(out, 2, message.as_bytes());
-            tag(out, 3, 0);
-            varint(out, 2);
-        }
-        None => bytes(out, 15, &[]),
-    }
-    // Flags: sampled, and whether the parent is remote (it is, when there is one).
-    tag(out, 16, 5);
-    let flags: u32 = 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 };
-    out.extend_from_slice(&flags.to_le_bytes());
-}
-
-/// What every export request of one exporter begins with: the `Resource` message as the
-/// field of `ResourceSpans`, and the scope `mcpkit` as the field of `ScopeSpans`.
-pub(crate) struct Fixed {
-    resource: Vec<u8>,
-    scope: Vec<u8>,
-}
-
-impl Fixed {
-    pub(crate) fn new(resource: &[(String, String)]) -> Fixed {
-        let mut message = Vec::with_capacity(256);
-        for (key, value) in resource {
-            key_value(&mut message, 1, key, value);
-        }
-        let mut field = Vec::with_capacity(message.len() + 4);
-        bytes(&mut field, 1, &message);
-        let mut scope_message = Vec::with_capacity(32);
-        bytes(&mut scope_message, 1, b"mcpkit");
-        bytes(&mut scope_message, 2, env!("CARGO_PKG_VERSION").as_bytes());
-        let mut scope = Vec::with_capacity(scope_message.len() + 2);
-        bytes(&mut scope, 1, &scope_message);
-        Fixed { resource: field, scope }
-    }
-}
-
-/// Room for what precedes the spans and is known only after them: two tags and two lengths.
-const HEAD_ROOM: usize = 2 * (1 + 10);
-
-/// What a batch starts with before its first span is appended, at most (so that opening one
-/// never maps fresh memory under the queue's lock); it grows as spans come.
-const FIRST_CAPACITY: usize = 64 * 1024;
-
-impl Fixed {
-    /// A new `ExportTraceServiceRequest` body, to append spans to ([`span_field`]): room for
-    /// the heads, the resource (written by [`Fixed::close`]), then the scope.
-    fn open(&self, spans: usize) -> Vec<u8> {
-        let front = HEAD_ROOM + self.resource.len();
-        let capacity = (front + self.scope.len() + spans.saturating_mul(320)).min(FIRST_CAPACITY);
-        let mut out = Vec::with_capacity(capacity.max(front + self.scope.len()));
-        out.resize(front, 0);
-        out.extend_from_slice(&self.scope);
-        out
-    }
-
-    /// The request: the enclosing messages' tags and lengths and the resource written into the
-    /// room left in front of the spans; the slice of the buffer they fill (no copy of the spans).
-    fn close(&self, mut out: Vec<u8>) -> bytes::Bytes {
-        let front = HEAD_ROOM + self.resource.len();
-        let scope_spans = out.len() - front;
-        let mut head = Vec::with_capacity(front);
-        let resource_spans = self.resource.len() + 1 + varint_len(scope_spans as u64) + scope_spans;
-        tag(&mut head, 1, LEN);
-        varint(&mut head, resource_spans as u64);
-        head.extend_from_slice(&self.resource);
-        tag(&mut head, 2, LEN);
-        varint(&mut head, scope_spans as u64);
-        let start = front - head.len();
-        out[start..front].copy_from_slice(&head);
-        bytes::Bytes::from(out).slice(start..)
-    }
-}
-
-/// Appends one span as a field of `ScopeSpans`: its tag, its length, the `Span`. The span goes
-/// straight into place and its length is patched in after it.
-fn span_field(out: &mut Vec<u8>, record: &Span<'_>) {
-    out.push(2 << 3 | LEN);
-    let at = out.len();
-    // A two-byte length (spans of 128 to 16,383 bytes, nearly all), patched in below.
-    out.extend_from_slice(&[0, 0]);
-    span(out, record);
-    let len = out.len() - at - 2;
-    if len < 0x80 {
-        out[at] = len as u8;
-        out.remove(at + 1);
-    } else if len < 0x4000 {
-        out[at] = (len as u8) | 0x80;
-        out[at + 1] = (len >> 7) as u8;
-    } else {
-        let mut length = Vec::with_capacity(4);
-        varint(&mut length, len as u64);
-        out.splice(at..at + 2, length);
-    }
-}
-
-/// One `ExportTraceServiceRequest` of `batch`, as the pipeline writes them.
-#[cfg(test)]
-fn encode(fixed: &Fixed, batch: &[Span<'_>]) -> bytes::Bytes {
-    let mut out = fixed.open(batch.len());
-    for record in batch {
-        span_field(&mut out, record);
-    }
-    fixed.close(out)
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@ use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::{span, status};
 use prost::Message;
 
+use std::time::UNIX_EPOCH;
+
 use super::*;
 
 /// An OTLP/HTTP receiver on 127.0.0.1: each export request it takes, decoded.
@@ -414,10 +416,10 @@ fn spans_of_every_length_and_kind_decode() {
     let expected = [
         ("mcp.method.name", "tools/call"),
         ("network.transport", "tcp"),
-        ("jsonrpc.request.id", "42"),
         ("gen_ai.tool.name", "echo"),
         ("gen_ai.operation.name", "execute_tool"),
         ("mcp.protocol.version", "2026-07-28"),
+        ("jsonrpc.request.id", "42"),
         ("mcp.session.id", "s-1"),
         ("error.type", "-32602"),
         ("rpc.response.status_code", "-32602"),
@@ -475,4 +477,101 @@ fn a_trace_answer_s_partial_success_is_read_by_the_shared_reader() {
     .encode_to_vec();
     let partial = mcp_metrics::PartialSuccess::of(&answer).expect("a partial success");
     assert_eq!((partial.rejected, partial.message.as_str()), (2, "too old"));
+}
+
+/// A server span whose shared attributes name `tool` under `version`, with the request id `id`.
+fn server_span<'a>(ids: &'a Owned, tool: &'a str, version: Option<&'static str>, id: &'a str) -> Span<'a> {
+    Span {
+        name: ("tools/call", Some(tool)),
+        kind: Kind::Server,
+        error: None,
+        attributes: Attributes::Server(Server {
+            method: "tools/call",
+            transport: "tcp",
+            id,
+            item: Some((Item::Tool, tool)),
+            version,
+            session: None,
+            failure: None,
+        }),
+        ..ids.span()
+    }
+}
+
+/// The shared attributes are copied from a thread's templates: each span still says its own
+/// tool, revision and id when more kinds come than a thread keeps, in any order, and tools
+/// whose names differ only past a common start are not taken for one another.
+#[test]
+fn each_server_span_carries_its_own_shared_attributes_whatever_came_before() {
+    let ids = record(9, Some([3; 8]), None);
+    let tools: Vec<String> = (0..super::encode::TEMPLATES + 3).map(|n| format!("tool-{n}")).collect();
+    let versions = [Some("2026-07-28"), Some("2025-11-25"), None];
+    let mut expected = Vec::new();
+    for round in 0..3 {
+        for (n, tool) in tools.iter().enumerate() {
+            let version = versions[(n + round) % versions.len()];
+            expected.push((tool.clone(), version, format!("{round}-{n}")));
+        }
+    }
+    let batch: Vec<Span<'_>> =
+        expected.iter().map(|(tool, version, id)| server_span(&ids, tool, *version, id)).collect();
+    let body = encode(&Fixed::new(&[]), &batch);
+    let request = ExportTraceServiceRequest::decode(&body[..]).unwrap();
+    let spans = &request.resource_spans[0].scope_spans[0].spans;
+    assert_eq!(spans.len(), expected.len());
+    for (span, (tool, version, id)) in spans.iter().zip(&expected) {
+        let pairs: Vec<(String, String)> = span
+            .attributes
+            .iter()
+            .map(|kv| match kv.value.clone().and_then(|v| v.value) {
+                Some(any_value::Value::StringValue(s)) => (kv.key.clone(), s),
+                other => panic!("{}: {other:?}", kv.key),
+            })
+            .collect();
+        let mut want = vec![
+            ("mcp.method.name".to_owned(), "tools/call".to_owned()),
+            ("network.transport".to_owned(), "tcp".to_owned()),
+            ("gen_ai.tool.name".to_owned(), tool.clone()),
+            ("gen_ai.operation.name".to_owned(), "execute_tool".to_owned()),
+        ];
+        if let Some(version) = version {
+            want.push(("mcp.protocol.version".to_owned(), (*version).to_owned()));
+        }
+        want.push(("jsonrpc.request.id".to_owned(), id.clone()));
+        assert_eq!(pairs, want, "span {id}");
+    }
+}
+
+/// A body the client is done with is kept and the next batch is written in it: exports go on
+/// decoding whole, and the memory is the first batch's.
+#[test]
+fn the_next_batch_is_written_in_the_body_sent_before() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 2 };
+    let pipeline =
+        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    let mut first = None;
+    for round in 0..3u8 {
+        pipeline.push(&record(2 * round + 1, None, None).span());
+        pipeline.push(&record(2 * round + 2, None, None).span());
+        let export = received.recv_timeout(Duration::from_secs(10)).expect("a full batch");
+        let names: Vec<&str> =
+            export.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [format!("tools/call t{}", 2 * round + 1), format!("tools/call t{}", 2 * round + 2)]
+        );
+        // The export loop takes the body back once the client's answer is read.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pipeline.shared.lock().spare.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "the body sent was not given back");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let queue = pipeline.shared.lock();
+        assert_eq!(queue.spare.len(), 1, "one body kept, the rest freed");
+        // Bodies of the same length begin at the same place in the same memory.
+        let at = queue.spare[0].as_ptr() as usize;
+        assert_eq!(*first.get_or_insert(at), at, "round {round} was written in memory of its own");
+    }
+    pipeline.shutdown();
 }
