@@ -121,7 +121,14 @@ impl Series {
     }
 }
 
-type Shard = RwLock<HashMap<u64, Vec<(Key, Arc<Series>)>, std::hash::BuildHasherDefault<Prehashed>>>;
+/// A series with its labels, as the table and the threads' recent lists hold it.
+#[derive(Debug)]
+struct Entry {
+    key: Key,
+    series: Series,
+}
+
+type Shard = RwLock<HashMap<u64, Vec<Arc<Entry>>, std::hash::BuildHasherDefault<Prehashed>>>;
 
 /// The hash of a label set: mcp-server's [`NameHasher`], a few instructions a word where
 /// SipHash (std's default) spends a hundred per field. Not keyed, so not proof against chosen
@@ -152,6 +159,8 @@ impl std::hash::Hasher for Prehashed {
 
 #[derive(Debug)]
 pub(crate) struct Operations {
+    /// Which histogram this is, for the threads' recent lists ([`RECENT`]): never reused.
+    id: u64,
     hasher: std::hash::BuildHasherDefault<LabelHasher>,
     shards: Vec<Shard>,
     transport: &'static str,
@@ -170,7 +179,9 @@ struct Encoded {
 
 impl Operations {
     pub(crate) fn new(transport: &'static str) -> Operations {
+        static IDS: AtomicU64 = AtomicU64::new(0);
         Operations {
+            id: IDS.fetch_add(1, Ordering::Relaxed),
             hasher: std::hash::BuildHasherDefault::default(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             transport,
@@ -179,29 +190,62 @@ impl Operations {
 
     /// Counts one request of the series `labels`.
     pub(crate) fn observe(&self, labels: &Labels<'_>, duration: std::time::Duration) {
+        RECENT.with_borrow_mut(|recent| {
+            if let Some(hit) = recent.list.iter().find(|(id, entry)| *id == self.id && entry.key.is(labels)) {
+                hit.1.series.observe(duration);
+                return;
+            }
+            let entry = self.entry(labels);
+            entry.series.observe(duration);
+            if recent.list.len() < RECENT_SERIES {
+                recent.list.push((self.id, entry));
+            } else {
+                let at = recent.next;
+                recent.list[at] = (self.id, entry);
+                recent.next = (at + 1) % RECENT_SERIES;
+            }
+        });
+    }
+
+    /// The series of `labels`, made when it is the first of its label set.
+    fn entry(&self, labels: &Labels<'_>) -> Arc<Entry> {
         let hash = self.hasher.hash_one(labels);
         let shard = &self.shards[(hash as usize) % SHARDS];
         {
             let table = shard.read().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, series)) = table.get(&hash).and_then(|v| v.iter().find(|(k, _)| k.is(labels))) {
-                series.observe(duration);
-                return;
+            if let Some(entry) = table.get(&hash).and_then(|v| v.iter().find(|e| e.key.is(labels))) {
+                return entry.clone();
             }
         }
         // A label set seen for the first time (bounded: the labels are).
         let mut table = shard.write().unwrap_or_else(|e| e.into_inner());
         let list = table.entry(hash).or_default();
-        let series = match list.iter().find(|(k, _)| k.is(labels)) {
-            Some((_, series)) => series.clone(),
+        match list.iter().find(|e| e.key.is(labels)) {
+            Some(entry) => entry.clone(),
             None => {
-                let series = Arc::new(Series::new());
-                list.push((Key::of(labels), series.clone()));
-                series
+                let entry = Arc::new(Entry { key: Key::of(labels), series: Series::new() });
+                list.push(entry.clone());
+                entry
             }
-        };
-        drop(table);
-        series.observe(duration);
+        }
     }
+}
+
+/// How many series a thread keeps at hand: a request counted like one of the last few (one
+/// tool called again and again, the common case) skips the hash, the shard's lock and the
+/// table. The entries are the table's own (`Arc`), so nothing is allocated on a miss either.
+const RECENT_SERIES: usize = 4;
+
+/// A thread's recent series, each with the [`Operations::id`] it belongs to; the oldest is
+/// replaced.
+struct Recent {
+    list: Vec<(u64, Arc<Entry>)>,
+    next: usize,
+}
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> =
+        const { std::cell::RefCell::new(Recent { list: Vec::new(), next: 0 }) };
 }
 
 /// A series' attributes under OpenTelemetry's names (OTLP export); empty values left out.
@@ -216,7 +260,7 @@ impl Operations {
         let mut out = Vec::new();
         for shard in &self.shards {
             let table = shard.read().unwrap_or_else(|e| e.into_inner());
-            for (key, series) in table.values().flatten() {
+            for Entry { key, series } in table.values().flatten().map(|e| &**e) {
                 let pairs = [
                     ("mcp.method.name", key.method.to_owned()),
                     ("gen_ai.tool.name", key.tool.to_string()),
@@ -329,7 +373,7 @@ impl Collector for Operations {
         )?;
         for shard in &self.shards {
             let table = shard.read().unwrap_or_else(|e| e.into_inner());
-            for (key, series) in table.values().flatten() {
+            for Entry { key, series } in table.values().flatten().map(|e| &**e) {
                 let labels = Encoded {
                     mcp_method_name: key.method,
                     gen_ai_tool_name: key.tool.to_string(),
@@ -347,5 +391,62 @@ impl Collector for Operations {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn labels<'a>(tool: &'a str, outcome: &'static str) -> Labels<'a> {
+        Labels { method: "tools/call", tool, prompt: "", version: "", outcome, error: ErrorType::None }
+    }
+
+    /// Each series' count, by tool and outcome.
+    fn counts(operations: &Operations) -> Vec<(String, &'static str, u64)> {
+        let mut all: Vec<_> = operations
+            .shards
+            .iter()
+            .flat_map(|shard| {
+                let table = shard.read().unwrap();
+                table
+                    .values()
+                    .flatten()
+                    .map(|e| (e.key.tool.to_string(), e.key.outcome, e.series.counts().0.iter().sum()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// The series a thread keeps at hand are the tables' own: more label sets than it keeps,
+    /// interleaved, and two histograms with the same labels in one thread, are each counted
+    /// where they belong.
+    #[test]
+    fn recent_series_count_where_they_belong() {
+        let (a, b) = (Operations::new("tcp"), Operations::new("pipe"));
+        let tools: Vec<String> = (0..RECENT_SERIES + 2).map(|n| format!("t{n}")).collect();
+        for round in 0..3u64 {
+            for (n, tool) in tools.iter().enumerate() {
+                let outcome = if n % 2 == 0 { "success" } else { "tool_error" };
+                a.observe(&labels(tool, outcome), Duration::from_micros(50));
+                if round < 2 {
+                    b.observe(&labels(tool, outcome), Duration::from_micros(50));
+                }
+                a.observe(&labels(tool, outcome), Duration::from_micros(50));
+            }
+        }
+        let expected = |per: u64| -> Vec<(String, &'static str, u64)> {
+            tools
+                .iter()
+                .enumerate()
+                .map(|(n, t)| (t.clone(), if n % 2 == 0 { "success" } else { "tool_error" }, per))
+                .collect()
+        };
+        assert_eq!(counts(&a), expected(6));
+        assert_eq!(counts(&b), expected(2));
     }
 }
