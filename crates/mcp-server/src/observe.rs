@@ -143,7 +143,11 @@ impl SpanIds {
                 (trace_id, sampled_by_ratio(&trace_id, ratio))
             }
         };
-        let tracestate = meta.get(mcp_types::trace::TRACESTATE).and_then(|v| v.as_str()).map(str::to_owned);
+        // W3C Trace Context: a `tracestate` is read only along with a valid `traceparent`.
+        let tracestate = parent
+            .and_then(|_| meta.get(mcp_types::trace::TRACESTATE))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned);
         SpanIds { trace_id, span_id, parent: parent.map(|p| p.span_id), sampled, tracestate }
     }
 
@@ -491,6 +495,22 @@ mod tests {
         let off = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
         parent.insert(mcp_types::trace::TRACEPARENT.into(), off.into());
         assert!(!SpanIds::continuing_sampled(&parent, 1.0).sampled);
+    }
+
+    /// W3C Trace Context: a `tracestate` is passed on with the `traceparent` it came with, and
+    /// ignored without a valid one.
+    #[test]
+    fn a_tracestate_is_kept_only_with_a_valid_traceparent() {
+        let mut meta = mcp_types::JsonObject::new();
+        meta.insert(mcp_types::trace::TRACESTATE.into(), "vendor=1".into());
+        assert_eq!(SpanIds::continuing(&meta).tracestate, None, "no traceparent");
+        meta.insert(mcp_types::trace::TRACEPARENT.into(), "00-not-a-traceparent".into());
+        assert_eq!(SpanIds::continuing(&meta).tracestate, None, "an invalid traceparent");
+        let valid = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        meta.insert(mcp_types::trace::TRACEPARENT.into(), valid.into());
+        let ids = SpanIds::continuing(&meta);
+        assert_eq!(ids.tracestate.as_deref(), Some("vendor=1"));
+        assert_eq!(ids.parent, Some([0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31]));
     }
 
     #[test]

@@ -163,7 +163,11 @@ impl Server {
     pub(super) async fn call_tool(&self, ctx: &Ctx<'_>, params: CallToolRequestParams) -> Routed {
         // The entry is shared with the table (an `Arc`), never cloned: its definition, schemas
         // and handler stay where registration put them.
-        let entry = self.inner.tools.load().get(&params.name).cloned();
+        // An observed request's watch looked it up already.
+        let entry = match ctx.watch.and_then(|watch| watch.tool()) {
+            Some(entry) => Some(entry.clone()),
+            None => self.inner.tools.load().get(&params.name).cloned(),
+        };
         let unknown =
             || Failure::after_dispatch(ErrorObject::invalid_params(format!("Unknown tool: {}", params.name)));
         let Some(entry) = entry else {

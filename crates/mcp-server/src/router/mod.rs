@@ -102,8 +102,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) sink: Arc<dyn MessageSink>,
     /// The authenticated caller, when the transport authenticated the request.
     pub(crate) principal: SharedPrincipal,
-    /// Where a tool's failure (`isError`) is noted for the observer, when there is one.
-    pub(crate) tool_error: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The request's watch, when it is observed: where a tool's failure (`isError`) is noted,
+    /// and the tool it already looked up.
+    pub(crate) watch: Option<&'a watch::Watch>,
     /// The request's span as the parent of what its handler sends on (only when traced).
     pub(crate) trace: Option<mcp_types::trace::TraceParent>,
 }
@@ -115,8 +116,8 @@ impl Ctx<'_> {
 
     /// Shapes and serializes a `tools/call` result, noting a tool's failure for the observer.
     pub(crate) fn finish_tool(&self, result: crate::tools::ToolOutput) -> Routed {
-        if let (Some(flag), true) = (self.tool_error, result.is_error()) {
-            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let (Some(watch), true) = (self.watch, result.is_error()) {
+            watch.tool_error.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         match result {
             crate::tools::ToolOutput::Built(result) => self.finish(result),
@@ -148,8 +149,8 @@ struct Carried<'a> {
     cancel: CancellationToken,
     sink: Arc<dyn MessageSink>,
     principal: SharedPrincipal,
-    /// Set when a `tools/call` result says `isError` (only when the request is observed).
-    tool_error: Option<&'a std::sync::atomic::AtomicBool>,
+    /// The request's watch (only when the request is observed).
+    watch: Option<&'a watch::Watch>,
     /// The request's span as the parent of what its handler sends on (only when traced).
     trace: Option<mcp_types::trace::TraceParent>,
 }
@@ -230,12 +231,16 @@ impl Server {
             .get()
             .map(|observer| watch::Watch::new(self, observer, connection, &request, principal.as_ref()));
         let id = request.id.clone();
-        let tool_error = watch.as_ref().map(|w| &w.tool_error);
         let trace = watch.as_ref().and_then(|w| w.span.as_ref()).map(crate::observe::SpanIds::traceparent);
         let routed = match self.limited(&request, principal.as_deref()) {
             Some(refused) => Err(refused),
             None => {
-                self.route(connection, request, Carried { cancel, sink, principal, tool_error, trace }).await
+                self.route(
+                    connection,
+                    request,
+                    Carried { cancel, sink, principal, watch: watch.as_ref(), trace },
+                )
+                .await
             }
         };
         if let Some(watch) = watch {
@@ -354,7 +359,7 @@ impl Server {
         request: Classified,
         carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal, tool_error, trace } = carried;
+        let Carried { cancel, sink, principal, watch, trace } = carried;
         let Parts { id, method, meta, params, .. } = request.into_parts();
         let Some(requested) = meta.protocol_version.as_deref() else {
             return Err(Failure::refused(
@@ -395,7 +400,7 @@ impl Server {
             cancel,
             sink,
             principal,
-            tool_error,
+            watch,
             trace,
         };
         self.dispatch(&ctx, &method, params).await
@@ -408,7 +413,7 @@ impl Server {
         request: Classified,
         carried: Carried<'_>,
     ) -> Routed {
-        let Carried { cancel, sink, principal, tool_error, trace } = carried;
+        let Carried { cancel, sink, principal, watch, trace } = carried;
         let Parts { id, method, meta, params, .. } = request.into_parts();
         let served = match method.as_str() {
             Ping::METHOD => return serialize(&mcp_types::EmptyResult::default()).map(Some),
@@ -436,7 +441,7 @@ impl Server {
             cancel,
             sink,
             principal,
-            tool_error,
+            watch,
             trace,
         };
         match params {

@@ -100,6 +100,14 @@ impl Watch {
         }
     }
 
+    /// The tool a `tools/call` names, as the table had it when the request was taken up.
+    pub(crate) fn tool(&self) -> Option<&Arc<ToolEntry>> {
+        match &self.name {
+            Name::Tool(entry) => Some(entry),
+            _ => None,
+        }
+    }
+
     /// Tells the observer how the request ended.
     pub(crate) fn finish(mut self, outcome: Outcome) {
         self.tell(outcome);
