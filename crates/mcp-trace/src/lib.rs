@@ -188,7 +188,7 @@ fn resource_attributes(
 
 /// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
 /// request id is written for every span).
-fn decimal(n: i64, digits: &mut [u8; 20]) -> &str {
+fn decimal(n: i64, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
     loop {
@@ -204,7 +204,7 @@ fn decimal(n: i64, digits: &mut [u8; 20]) -> &str {
         at -= 1;
         digits[at] = b'-';
     }
-    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+    &digits[at..]
 }
 
 impl Observer for Tracing {
@@ -227,7 +227,7 @@ impl Observer for Tracing {
         let mut digits = [0u8; 20];
         let id = match r.id {
             mcp_types::RequestId::Number(n) => decimal(*n, &mut digits),
-            mcp_types::RequestId::String(s) => s.as_str(),
+            mcp_types::RequestId::String(s) => s.as_bytes(),
         };
         let item = r.name.map(|name| {
             let kind = match r.method {
@@ -314,7 +314,7 @@ mod tests {
     fn request_ids_are_written_as_display_writes_them() {
         for n in [0, 7, -7, 10, 99, 100, 1_234_567, i64::MAX, i64::MIN, -1] {
             let mut digits = [0u8; 20];
-            assert_eq!(super::decimal(n, &mut digits), n.to_string());
+            assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
         }
     }
 

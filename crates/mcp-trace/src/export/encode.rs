@@ -44,7 +44,7 @@ fn bytes(out: &mut Vec<u8>, field: u32, data: &[u8]) {
 }
 
 /// A `KeyValue` whose value is a string, as field `field`.
-pub(super) fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
+pub(super) fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &[u8]) {
     if field < 16 && key.len() + value.len() < 0x80 - 6 {
         // Every length fits a byte (the pair's is the key's and the value's and six bytes of
         // tags and lengths): no varint to size, and the tags and lengths go in two writes.
@@ -54,7 +54,7 @@ pub(super) fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
         out.extend_from_slice(&[(field << 3) as u8 | LEN, pair as u8, 1 << 3 | LEN, key.len() as u8]);
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(&[2 << 3 | LEN, any as u8, 1 << 3 | LEN, value.len() as u8]);
-        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(value);
         return;
     }
     let any = 1 + varint_len(value.len() as u64) + value.len();
@@ -64,7 +64,7 @@ pub(super) fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &str) {
     bytes(out, 1, key.as_bytes());
     tag(out, 2, LEN);
     varint(out, any as u64);
-    bytes(out, 1, value.as_bytes());
+    bytes(out, 1, value);
 }
 
 /// How many sets of shared attributes a thread keeps encoded: more than the methods, tools and
@@ -194,7 +194,7 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
         }
         Attributes::List(list) => {
             for (key, value) in *list {
-                key_value(out, 9, key, value);
+                key_value(out, 9, key, value.as_bytes());
             }
         }
     }
@@ -227,7 +227,7 @@ impl Fixed {
     pub(crate) fn new(resource: &[(String, String)]) -> Fixed {
         let mut message = Vec::with_capacity(256);
         for (key, value) in resource {
-            key_value(&mut message, 1, key, value);
+            key_value(&mut message, 1, key, value.as_bytes());
         }
         let mut field = Vec::with_capacity(message.len() + 4);
         bytes(&mut field, 1, &message);

@@ -70,7 +70,8 @@ pub(crate) enum Attributes<'a> {
 pub(crate) struct Server<'a> {
     pub(crate) method: &'static str,
     pub(crate) transport: &'static str,
-    pub(crate) id: &'a str,
+    /// Its JSON-RPC id as written: a number's digits or a string's bytes.
+    pub(crate) id: &'a [u8],
     /// The tool, prompt or other item the request names.
     pub(crate) item: Option<(Item, &'a str)>,
     pub(crate) version: Option<&'static str>,
@@ -99,36 +100,36 @@ pub(crate) enum Failure {
 impl Server<'_> {
     /// The attributes every request of this method, tool or prompt and revision shares, in
     /// the order they are written (before [`Server::each_own`]'s).
-    pub(crate) fn each_shared(&self, mut f: impl FnMut(&str, &str)) {
-        f("mcp.method.name", self.method);
-        f("network.transport", self.transport);
+    pub(crate) fn each_shared(&self, mut f: impl FnMut(&str, &[u8])) {
+        f("mcp.method.name", self.method.as_bytes());
+        f("network.transport", self.transport.as_bytes());
         match self.item {
             Some((Item::Tool, name)) => {
-                f("gen_ai.tool.name", name);
-                f("gen_ai.operation.name", "execute_tool");
+                f("gen_ai.tool.name", name.as_bytes());
+                f("gen_ai.operation.name", b"execute_tool");
             }
-            Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name),
+            Some((Item::Prompt, name)) => f("gen_ai.prompt.name", name.as_bytes()),
             Some((Item::Other, _)) | None => {}
         }
         if let Some(version) = self.version {
-            f("mcp.protocol.version", version);
+            f("mcp.protocol.version", version.as_bytes());
         }
     }
 
     /// The attributes of this request alone: its id, its session, how it failed.
-    pub(crate) fn each_own(&self, mut f: impl FnMut(&str, &str)) {
+    pub(crate) fn each_own(&self, mut f: impl FnMut(&str, &[u8])) {
         f("jsonrpc.request.id", self.id);
         if let Some(session) = self.session {
-            f("mcp.session.id", session);
+            f("mcp.session.id", session.as_bytes());
         }
         match self.failure {
             None => {}
-            Some(Failure::Tool) => f("error.type", "tool_error"),
-            Some(Failure::Cancelled) => f("error.type", "cancelled"),
+            Some(Failure::Tool) => f("error.type", b"tool_error"),
+            Some(Failure::Cancelled) => f("error.type", b"cancelled"),
             Some(Failure::Code(code)) => {
                 let code = code.to_string();
-                f("error.type", &code);
-                f("rpc.response.status_code", &code);
+                f("error.type", code.as_bytes());
+                f("rpc.response.status_code", code.as_bytes());
             }
         }
     }

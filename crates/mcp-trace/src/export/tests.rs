@@ -129,7 +129,7 @@ fn key_values_decode_on_both_sides_of_the_one_byte_lengths() {
             let key = "k".repeat(key_len);
             let value = "v".repeat(value_len);
             let mut out = Vec::new();
-            key_value(&mut out, 9, &key, &value);
+            key_value(&mut out, 9, &key, value.as_bytes());
             let mut rest = &out[..];
             let field = prost::encoding::decode_varint(&mut rest).unwrap();
             assert_eq!(field, 9 << 3 | 2);
@@ -378,7 +378,7 @@ fn spans_of_every_length_and_kind_decode() {
         attributes: Attributes::Server(Server {
             method: "tools/call",
             transport: "tcp",
-            id: "42",
+            id: b"42",
             item: Some((Item::Tool, "echo")),
             version: Some("2026-07-28"),
             session: Some("s-1"),
@@ -488,7 +488,7 @@ fn server_span<'a>(ids: &'a Owned, tool: &'a str, version: Option<&'static str>,
         attributes: Attributes::Server(Server {
             method: "tools/call",
             transport: "tcp",
-            id,
+            id: id.as_bytes(),
             item: Some((Item::Tool, tool)),
             version,
             session: None,
