@@ -14,7 +14,8 @@
 # OTEL_TRACES_SAMPLER=parentbased_traceidratio and OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO,
 # default 0.1), `all` (metrics, traces and --request-log to /dev/null).
 # With two cores or more the server is pinned to core 1, where it runs on one thread (its
-# runtime on one CPU; the trace exporter's thread beside it).
+# runtime on one CPU). On a noisy machine, scripts/bench-observability-paired.sh resolves a few
+# percent where this one cannot: it runs the observed and the plain server at the same time.
 # Environment: MCPKIT, MCP_LOAD, SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}), RUNS (default 3),
 # REQUESTS (default 20000), CONCURRENCY (default 16), TEXT_BYTES (default 16).
 set -euo pipefail
