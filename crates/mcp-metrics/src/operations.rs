@@ -9,6 +9,7 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
+use mcp_server::observe::same_label as same;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -86,12 +87,6 @@ impl Key {
             && same(self.outcome, labels.outcome)
             && self.error == labels.error
     }
-}
-
-/// Whether two static labels are equal: nearly always the very same string (the label
-/// functions return constants), seen without comparing their bytes.
-fn same(a: &'static str, b: &'static str) -> bool {
-    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 /// One series: a count per bucket (the last is `+Inf`) and the sum in nanoseconds.

@@ -472,6 +472,13 @@ pub fn method_label(method: &str) -> &'static str {
     METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
 }
 
+/// Whether two static labels ([`method_label`], a revision, an outcome) are equal: nearly always
+/// the very same string, seen without comparing their bytes. Observers that key something by
+/// labels (a metric series, an encoded span template) compare them with this.
+pub fn same_label(a: &'static str, b: &'static str) -> bool {
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,5 +543,15 @@ mod tests {
         assert_eq!(method_label("subscriptions/listen"), "subscriptions/listen");
         assert_eq!(method_label("tools/call2"), "other");
         assert_eq!(method_label(""), "other");
+    }
+
+    #[test]
+    fn labels_are_the_same_by_their_text_whatever_their_address() {
+        let made: &'static str = String::from("tools/call").leak();
+        assert!(same_label(method_label("tools/call"), "tools/call"));
+        assert!(same_label(made, method_label("tools/call")), "another copy of the same text");
+        assert!(!same_label("tools/call", "tools/list"));
+        let whole: &'static str = "tools/call2";
+        assert!(!same_label(&whole[..10], whole), "the same start, another length");
     }
 }

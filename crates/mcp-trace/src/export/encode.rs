@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes, BytesMut};
+use mcp_server::observe::same_label as same;
 
 use super::{Attributes, Item, Kind, Server, Span};
 
@@ -79,12 +80,6 @@ struct Template {
     item: Option<(Item, Box<str>)>,
     version: Option<&'static str>,
     encoded: Box<[u8]>,
-}
-
-/// Whether two static labels are the same: nearly always the very same string (the labels are
-/// constants), seen without comparing their bytes.
-fn same(a: &'static str, b: &'static str) -> bool {
-    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
 }
 
 impl Template {
