@@ -22,17 +22,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MCPKIT=${MCPKIT:-target/release/mcpkit}
-MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
-SINK=${SINK:-target/release/mcp-otlp-sink}
 ROUNDS=${ROUNDS:-6}
 REQUESTS=${REQUESTS:-30000}
 CONCURRENCY=${CONCURRENCY:-8}
 MODES=${MODES:-metrics traces otlp sampled}
 SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
-for bin in "$MCPKIT" "$MCP_LOAD" "$SINK"; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
 [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null \
   || { echo "error: needs two cores and taskset (servers on core 1, loads on core 0)" >&2; exit 2; }
 
@@ -45,10 +39,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+source scripts/lib/observation.sh
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
 wait_port() {
   for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
   echo "error: nothing listens on port $1" >&2
@@ -57,15 +49,8 @@ wait_port() {
 # Nanoseconds the process has run on a CPU, all its threads.
 ran() { cat /proc/"$1"/task/*/schedstat | awk '{ns += $1} END {printf "%d", ns}'; }
 
-taskset -c 0 "$SINK" --listen 127.0.0.1:0 >"$work/sink" &
-pids+=($!)
-sink_port=
-for _ in $(seq 1 100); do
-  sink_port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$work/sink")
-  [ -n "$sink_port" ] && break
-  sleep 0.05
-done
-[ -n "$sink_port" ] || { echo "error: $SINK did not start" >&2; exit 1; }
+start_sink taskset -c 0
+pids+=("$sink_pid")
 otlp="OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$sink_port"
 
 results="$work/results.txt"

@@ -21,17 +21,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-MCPKIT=${MCPKIT:-target/release/mcpkit}
-MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
-SINK=${SINK:-target/release/mcp-otlp-sink}
 RUNS=${RUNS:-3}
 REQUESTS=${REQUESTS:-20000}
 CONCURRENCY=${CONCURRENCY:-16}
 TEXT_BYTES=${TEXT_BYTES:-16}
 SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
-for bin in "$MCPKIT" "$MCP_LOAD" "$SINK"; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
 
 work=$(mktemp -d)
 sink_pid=
@@ -41,26 +35,13 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+source scripts/lib/observation.sh
 
 load_pin=() server_pin=() pinning="none"
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   load_pin=(taskset -c 0) server_pin=(taskset -c 1) pinning="server on core 1, load and trace sink on core 0"
 fi
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-# The trace sink: mcp-otlp-sink (the bench crate) takes every export on a kept-alive connection
-# and answers 200, as a collector does, without decoding it.
-"${load_pin[@]}" "$SINK" --listen 127.0.0.1:0 >"$work/sink" &
-sink_pid=$!
-sink_port=
-for _ in $(seq 1 100); do
-  sink_port=$(sed -n 's/^listening .*:\([0-9]*\)$/\1/p' "$work/sink")
-  [ -n "$sink_port" ] && break
-  sleep 0.05
-done
-[ -n "$sink_port" ] || { echo "error: $SINK did not start" >&2; exit 1; }
+start_sink "${load_pin[@]}"
 
 results="$work/results.jsonl"
 run() { # mode
