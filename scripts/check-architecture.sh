@@ -53,7 +53,7 @@ done < <(find crates -name '*.rs')
 # (`crate::Item` would hide which module it comes from). Comments (doc links) and unit-test
 # modules are not part of the layering; a module missing from the list fails, so a new one is
 # placed on purpose.
-layers="hash observe rate sink schema uri_template principal policy interest session connection request_state task door::classify door::reply
+layers="trust hash observe rate sink schema uri_template principal policy interest session connection request_state task door::classify door::reply
         context call extract peer handler task_relay
         tools completion resources prompts skills
         config server

@@ -37,9 +37,11 @@ use prometheus_client::registry::Registry;
 mod operations;
 mod otlp;
 mod otlp_answer;
+mod otlp_target;
 
-pub use otlp::{OtlpExport, OtlpExporter, OtlpTarget, percent_decode, positive_millis};
+pub use otlp::{OtlpExport, OtlpExporter};
 pub use otlp_answer::{ANSWER_LIMIT, PartialSuccess, read_answer};
+pub use otlp_target::{OtlpCompression, OtlpTarget, percent_decode, positive_millis};
 
 use operations::{ErrorType, Labels, Operations, UpstreamDurations};
 

@@ -13,111 +13,15 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 
-use crate::Metrics;
 use crate::operations::BUCKETS;
-
-/// Where one OpenTelemetry signal (`metrics`, `traces`) is pushed over OTLP/HTTP (protobuf), as
-/// the standard variables say — shared by these metrics and mcp-trace's spans, so both read the
-/// `OTEL_*` variables the same way.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct OtlpTarget {
-    /// The full URL (`…/v1/metrics`, `…/v1/traces`).
-    pub url: String,
-    /// Extra request headers (often credentials: never log their values).
-    pub headers: Vec<(String, String)>,
-    /// How long one push may take.
-    pub timeout: Duration,
-    /// The `service.name` of the resource.
-    pub service: String,
-}
-
-impl OtlpTarget {
-    /// Pushes to `url` (the full URL) as the service `service`, without extra headers, each
-    /// push allowed 10 s.
-    pub fn new(url: impl Into<String>, service: impl Into<String>) -> OtlpTarget {
-        OtlpTarget {
-            url: url.into(),
-            headers: Vec::new(),
-            timeout: Duration::from_secs(10),
-            service: service.into(),
-        }
-    }
-
-    /// The target of `signal` (`"metrics"` or `"traces"`): `OTEL_EXPORTER_OTLP_{SIGNAL}_ENDPOINT`
-    /// (the full URL) or `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/{signal}` appended), the headers of
-    /// `OTEL_EXPORTER_OTLP_HEADERS` and `OTEL_EXPORTER_OTLP_{SIGNAL}_HEADERS`, the timeout of
-    /// `OTEL_EXPORTER_OTLP_{SIGNAL}_TIMEOUT` or `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds,
-    /// default 10,000), `OTEL_SERVICE_NAME` (else `service`). `Ok(None)` without an endpoint, or
-    /// with `OTEL_{SIGNAL}_EXPORTER=none` or `OTEL_SDK_DISABLED=true`; an error for a protocol
-    /// other than `http/protobuf` or a malformed variable.
-    pub fn from_env(signal: &str, service: &str) -> Result<Option<OtlpTarget>, String> {
-        Self::from_vars(signal, service, env)
-    }
-
-    fn from_vars(
-        signal: &str,
-        service: &str,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Option<OtlpTarget>, String> {
-        let upper = signal.to_ascii_uppercase();
-        let disabled = env("OTEL_SDK_DISABLED").is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            || env(&format!("OTEL_{upper}_EXPORTER")).is_some_and(|v| v.eq_ignore_ascii_case("none"));
-        let url = match (
-            env(&format!("OTEL_EXPORTER_OTLP_{upper}_ENDPOINT")),
-            env("OTEL_EXPORTER_OTLP_ENDPOINT"),
-        ) {
-            (Some(url), _) => url,
-            (None, Some(base)) => format!("{}/v1/{signal}", base.trim_end_matches('/')),
-            (None, None) => return Ok(None),
-        };
-        if disabled {
-            return Ok(None);
-        }
-        if let Some(protocol) = env(&format!("OTEL_EXPORTER_OTLP_{upper}_PROTOCOL"))
-            .or_else(|| env("OTEL_EXPORTER_OTLP_PROTOCOL"))
-            && protocol != "http/protobuf"
-        {
-            return Err(format!(
-                "OTEL_EXPORTER_OTLP_PROTOCOL={protocol}: mcpkit exports {signal} as http/protobuf only"
-            ));
-        }
-        let mut headers = Vec::new();
-        for name in ["OTEL_EXPORTER_OTLP_HEADERS".to_owned(), format!("OTEL_EXPORTER_OTLP_{upper}_HEADERS")] {
-            if let Some(list) = env(&name) {
-                headers.extend(parse_headers(&list).map_err(|e| format!("{name}: {e}"))?);
-            }
-        }
-        let timeout_var = format!("OTEL_EXPORTER_OTLP_{upper}_TIMEOUT");
-        let timeout = match env(&timeout_var)
-            .map(|v| (timeout_var.as_str(), v))
-            .or_else(|| env("OTEL_EXPORTER_OTLP_TIMEOUT").map(|v| ("OTEL_EXPORTER_OTLP_TIMEOUT", v)))
-        {
-            None => Duration::from_secs(10),
-            Some((name, ms)) => Duration::from_millis(positive_millis(name, &ms)?),
-        };
-        let service = env("OTEL_SERVICE_NAME").unwrap_or_else(|| service.to_owned());
-        Ok(Some(OtlpTarget { url, headers, timeout, service }))
-    }
-}
-
-/// A variable holding a positive number of milliseconds.
-pub fn positive_millis(name: &str, value: &str) -> Result<u64, String> {
-    match value.trim().parse::<u64>() {
-        Ok(ms) if ms > 0 => Ok(ms),
-        _ => Err(format!("{name}={value}: not a positive number of milliseconds")),
-    }
-}
+use crate::otlp_target::{env, positive_millis};
+use crate::{Metrics, OtlpTarget};
 
 /// Where and how often the metrics are pushed.
 #[derive(Clone, Debug)]
 pub struct OtlpExport {
     target: OtlpTarget,
     interval: Duration,
-}
-
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 impl OtlpExport {
@@ -142,36 +46,6 @@ impl OtlpExport {
     pub fn url(&self) -> &str {
         &self.target.url
     }
-}
-
-/// `key=value,key2=value2`, values percent-decoded (W3C Baggage's form, as the variables use).
-fn parse_headers(list: &str) -> Result<Vec<(String, String)>, String> {
-    list.split(',')
-        .filter(|pair| !pair.trim().is_empty())
-        .map(|pair| {
-            let (key, value) = pair.split_once('=').ok_or_else(|| "expected key=value pairs".to_owned())?;
-            let value = percent_decode(value.trim())?;
-            Ok((key.trim().to_owned(), value))
-        })
-        .collect()
-}
-
-/// `%XX` escapes decoded (the form of the `OTEL_*` list variables).
-pub fn percent_decode(text: &str) -> Result<String, String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3).ok_or("a truncated %-escape")?;
-            out.push(u8::from_str_radix(hex, 16).map_err(|_| "a malformed %-escape")?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| "a value that is not UTF-8".to_owned())
 }
 
 /// The running export: pushes every interval until [`OtlpExporter::shutdown`], which pushes a
@@ -394,7 +268,7 @@ impl Metrics {
         let (stop, mut stopped) = tokio::sync::watch::channel(false);
         let metrics = self.clone();
         let task = tokio::spawn(async move {
-            let client = match reqwest::Client::builder().timeout(export.target.timeout).build() {
+            let client = match export.target.client() {
                 Ok(client) => client,
                 Err(e) => {
                     tracing::warn!("metrics are not exported: the HTTP client: {e}");
@@ -490,54 +364,5 @@ mod tests {
             text.contains(r#"mcp_gateway_upstream_request_duration_seconds_count{upstream="files",outcome="answered"} 1"#),
             "{text}"
         );
-    }
-
-    #[test]
-    fn each_signal_reads_its_own_variables_and_the_shared_ones() {
-        let vars = |pairs: &'static [(&'static str, &'static str)]| {
-            move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| (*v).to_owned())
-        };
-        let shared = vars(&[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/"),
-            ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=a%20b"),
-            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x=1"),
-            ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "2500"),
-            ("OTEL_SERVICE_NAME", "svc"),
-        ]);
-        let traces = OtlpTarget::from_vars("traces", "default", shared).unwrap().unwrap();
-        assert_eq!(traces.url, "http://collector:4318/v1/traces");
-        assert_eq!(
-            traces.headers,
-            [("api-key".to_owned(), "a b".to_owned()), ("x".to_owned(), "1".to_owned())]
-        );
-        assert_eq!(traces.timeout, Duration::from_millis(2500));
-        assert_eq!(traces.service, "svc");
-        let metrics = OtlpTarget::from_vars("metrics", "default", shared).unwrap().unwrap();
-        assert_eq!(metrics.url, "http://collector:4318/v1/metrics");
-        assert_eq!(metrics.headers.len(), 1);
-        assert_eq!(metrics.timeout, Duration::from_secs(10));
-        let own =
-            vars(&[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t/x"), ("OTEL_METRICS_EXPORTER", "none")]);
-        assert_eq!(OtlpTarget::from_vars("traces", "d", own).unwrap().unwrap().url, "http://t/x");
-        assert!(OtlpTarget::from_vars("metrics", "d", own).unwrap().is_none(), "no endpoint for metrics");
-        let off = vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"), ("OTEL_TRACES_EXPORTER", "none")]);
-        assert!(OtlpTarget::from_vars("traces", "d", off).unwrap().is_none());
-        assert!(OtlpTarget::from_vars("metrics", "d", off).unwrap().is_some());
-        let grpc =
-            vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"), ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
-        assert!(OtlpTarget::from_vars("traces", "d", grpc).unwrap_err().contains("http/protobuf"));
-        let bad =
-            vars(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c"), ("OTEL_EXPORTER_OTLP_TIMEOUT", "soon")]);
-        assert!(
-            OtlpTarget::from_vars("traces", "d", bad).unwrap_err().contains("OTEL_EXPORTER_OTLP_TIMEOUT")
-        );
-    }
-
-    #[test]
-    fn headers_are_pairs_with_escapes() {
-        let parsed = parse_headers("api-key=a%20b, x=1").unwrap();
-        assert_eq!(parsed, [("api-key".to_owned(), "a b".to_owned()), ("x".to_owned(), "1".to_owned())]);
-        assert!(parse_headers("novalue").is_err());
-        assert!(parse_headers("k=%zz").is_err());
     }
 }

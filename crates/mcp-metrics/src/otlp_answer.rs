@@ -37,13 +37,21 @@ impl PartialSuccess {
 }
 
 impl crate::OtlpTarget {
-    /// Posts one export request (`body`, OTLP protobuf) to this target with its headers, reads
-    /// the collector's answer ([`read_answer`]), and logs how it went: a refusal or a failure as
-    /// a warning naming `items` (what the request carried, as `"512 spans"`), dropped; a
-    /// partial success as a warning with the collector's reason. Nothing is sent again.
-    pub async fn post(&self, client: &reqwest::Client, body: impl Into<reqwest::Body>, items: &str) {
+    /// Posts one export request (`body`, OTLP protobuf, compressed as the target says) to this
+    /// target with its headers, reads the collector's answer ([`read_answer`]), and logs how it
+    /// went: a refusal or a failure as a warning naming `items` (what the request carried, as
+    /// `"512 spans"`), dropped; a partial success as a warning with the collector's reason.
+    /// Nothing is sent again.
+    pub async fn post<B>(&self, client: &reqwest::Client, body: B, items: &str)
+    where
+        B: AsRef<[u8]> + Into<reqwest::Body>,
+    {
+        let (body, encoding) = self.encoded(body);
         let mut request =
             client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/x-protobuf").body(body);
+        if let Some(encoding) = encoding {
+            request = request.header(reqwest::header::CONTENT_ENCODING, encoding);
+        }
         for (name, value) in &self.headers {
             request = request.header(name.as_str(), value.as_str());
         }

@@ -66,6 +66,7 @@ mod stdio_pipes;
 pub mod task;
 pub mod task_relay;
 mod tools;
+pub mod trust;
 pub mod uri_template;
 
 pub use call::Call;

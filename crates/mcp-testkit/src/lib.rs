@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::Value;
 
 pub mod process;
+pub mod tls;
 
 /// The specification data the tests read: `$MCPKIT_SPEC_DIR` when set, otherwise the repository's
 /// own `spec/` folder (see `spec/README.md`).

@@ -21,7 +21,8 @@
 mod document;
 mod expand;
 mod node;
-pub mod trust;
+/// Files the configuration trusts, read through mcp-server's one rule for them.
+pub use mcp_server::trust;
 mod upstream;
 
 #[cfg(test)]

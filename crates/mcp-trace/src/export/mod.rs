@@ -389,7 +389,7 @@ struct Exporter {
 
 impl Exporter {
     fn client(&self) -> reqwest::Result<reqwest::Client> {
-        reqwest::Client::builder().timeout(self.target.timeout).build()
+        self.target.client()
     }
 
     /// The loop on a thread of its own: a runtime of one thread, this one, drives the client's

@@ -1,8 +1,9 @@
-//! Files the configuration trusts — the configuration itself, `envFile`s, `${file:PATH}`
-//! secrets, the session key — are refused when every user may write them: whoever can write
-//! them chooses which programs the gateway runs and where its credentials go. One its group may
-//! write (the norm where each user has a group of their own), or that holds a secret others may
-//! read, is read with a warning.
+//! Files a process trusts — a gateway's configuration, its `envFile`s and `${file:PATH}`
+//! secrets, a session key, an OTLP exporter's client key, stored tokens — are refused when every
+//! user may write them: whoever can write them chooses which programs run and where the
+//! credentials go. One its group may write (the norm where each user has a group of their own),
+//! or that holds a secret others may read, is read with a warning. The one home of this rule:
+//! the gateway, the exporters and the command line all read through it.
 
 use std::path::Path;
 
@@ -69,7 +70,7 @@ mod tests {
 
     #[test]
     fn writable_by_others_is_refused_readable_is_not() {
-        let dir = std::env::temp_dir().join(format!("mcp-gateway-trust-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mcp-server-trust-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("secret");
         std::fs::write(&file, "s3cret\n").unwrap();
