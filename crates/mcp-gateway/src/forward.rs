@@ -432,14 +432,12 @@ async fn forward<T: Send + 'static>(
     }
 }
 
-/// The trace context of the downstream request `call` on a request sent upstream for it: the
-/// upstream's span a child of this request's (W3C Trace Context in `_meta`).
+/// The trace context of the downstream request `call` on a request sent upstream for it
+/// (`Call::trace_context`: W3C Trace Context and Baggage in `_meta`): the upstream's span a
+/// child of this request's when the gateway traces, of the caller's when it does not.
 pub(crate) fn traced(call: &Call, mut options: RequestOptions) -> RequestOptions {
-    if let Some(parent) = call.traceparent() {
-        options = options.meta(mcp_types::trace::TRACEPARENT, parent.to_string().into());
-        if let Some(state) = call.meta().extra.get(mcp_types::trace::TRACESTATE) {
-            options = options.meta(mcp_types::trace::TRACESTATE, state.clone());
-        }
+    for (key, value) in call.trace_context().entries() {
+        options = options.meta(key, value.into());
     }
     options
 }

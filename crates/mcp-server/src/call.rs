@@ -58,6 +58,19 @@ impl Call {
         self.trace
     }
 
+    /// The trace context to send on with requests this handler makes to other servers: this
+    /// request's span as their parent when the server traces ([`Call::traceparent`]), else the
+    /// caller's `traceparent` unchanged (a hop that records nothing passes the trace through);
+    /// the caller's `tracestate` and `baggage` with it, each only when valid and within W3C's
+    /// limits (`mcp_types::trace`).
+    pub fn trace_context(&self) -> mcp_types::trace::TraceContext {
+        let caller = mcp_types::trace::TraceContext::from_meta(&self.meta.extra);
+        match self.trace {
+            Some(own) => caller.with_parent(own),
+            None => caller,
+        }
+    }
+
     /// Sets the caching hint of this request's result (`ttlMs`, `cacheScope`; modern clients),
     /// instead of the server's [`CachePolicy`](crate::CachePolicy) — a handler passing on another
     /// server's result passes on its hint. Applies to `resources/read`.

@@ -88,7 +88,8 @@ pub struct SpanIds {
     pub parent: Option<[u8; 8]>,
     /// Sampled: the caller's flag, or `true` for a new trace.
     pub sampled: bool,
-    /// The caller's `tracestate`, passed on as it came.
+    /// The caller's `tracestate`, as W3C lets a hop pass it on (`mcp_types::trace::tracestate`:
+    /// checked, cut to 512 bytes).
     pub tracestate: Option<String>,
 }
 
@@ -144,10 +145,7 @@ impl SpanIds {
             }
         };
         // W3C Trace Context: a `tracestate` is read only along with a valid `traceparent`.
-        let tracestate = parent
-            .and_then(|_| meta.get(mcp_types::trace::TRACESTATE))
-            .and_then(|v| v.as_str())
-            .map(str::to_owned);
+        let tracestate = parent.and_then(|_| mcp_types::trace::tracestate(meta)).map(|s| s.into_owned());
         SpanIds { trace_id, span_id, parent: parent.map(|p| p.span_id), sampled, tracestate }
     }
 

@@ -278,9 +278,13 @@ pub(crate) fn run(command: ClientCommand) -> ExitCode {
         }
     };
     let span = tracing.as_ref().map(|t| t.client_span(span_name(&command)));
-    if let Some(span) = &span {
-        crate::target::trace_requests(span.traceparent());
-    }
+    // The environment's context goes on with every request: under the command's span when it
+    // traces, as it came when it does not (a command that records nothing passes the trace on).
+    let context = crate::target::environment_trace_context();
+    crate::target::trace_requests(match &span {
+        Some(span) => context.with_parent(span.traceparent()),
+        None => context,
+    });
     let code = match runtime.block_on(dispatch(command)) {
         Ok(code) => code,
         // Whoever read stdout went away (`| head`): nothing more to say, and nothing went wrong.

@@ -300,8 +300,8 @@ impl TargetArgs {
         if let Some(version) = self.entry_pin.get() {
             builder = builder.pin_version(*version);
         }
-        if let Some(parent) = TRACE.get().copied() {
-            builder = builder.trace_context(move || Some(parent));
+        if let Some(context) = TRACE.get().filter(|c| !c.is_empty()) {
+            builder = builder.trace_context(move || context.clone());
         }
         if let Some(version) = pinned {
             builder = builder.pin_version(version);
@@ -416,12 +416,28 @@ impl TargetArgs {
     }
 }
 
-/// The command's client span, the parent of every request it sends (`trace_requests`).
-static TRACE: std::sync::OnceLock<mcp_types::trace::TraceParent> = std::sync::OnceLock::new();
+/// The trace context of every request the command sends (`trace_requests`).
+static TRACE: std::sync::OnceLock<mcp_types::trace::TraceContext> = std::sync::OnceLock::new();
 
-/// Sends `parent` as the `traceparent` of every request this process makes from now on.
-pub(crate) fn trace_requests(parent: mcp_types::trace::TraceParent) {
-    let _ = TRACE.set(parent);
+/// Sends `context` with every request this process makes from now on.
+pub(crate) fn trace_requests(context: mcp_types::trace::TraceContext) {
+    let _ = TRACE.set(context);
+}
+
+/// The trace context a script gives a command in its environment (`TRACEPARENT`, `TRACESTATE`,
+/// `BAGGAGE`, as OpenTelemetry's environment carrier names them), each kept only when valid.
+pub(crate) fn environment_trace_context() -> mcp_types::trace::TraceContext {
+    let mut meta = mcp_types::JsonObject::new();
+    for (variable, key) in [
+        ("TRACEPARENT", mcp_types::trace::TRACEPARENT),
+        ("TRACESTATE", mcp_types::trace::TRACESTATE),
+        ("BAGGAGE", mcp_types::trace::BAGGAGE),
+    ] {
+        if let Ok(value) = std::env::var(variable) {
+            meta.insert(key.to_owned(), value.into());
+        }
+    }
+    mcp_types::trace::TraceContext::from_meta(&meta)
 }
 
 #[cfg(test)]

@@ -759,3 +759,37 @@ fn bench_measures_a_tool_of_any_server() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(&out)["answered"], 100);
 }
+
+/// A command carries the trace context its environment gives it (`TRACEPARENT`, `TRACESTATE`,
+/// `BAGGAGE`) in every request's `_meta`: passed through unchanged when the command records no
+/// span of its own (no OTLP endpoint), and a malformed value left out.
+#[test]
+fn the_environments_trace_context_goes_on_with_every_request() {
+    let server = serve_http(&[]);
+    let parent = "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01";
+    let call = |baggage: &str| {
+        let mut command = support::command(&["call", "echo", "--arg", "text=x", "--url", server.url(), "-v"]);
+        command
+            .env("TRACEPARENT", parent)
+            .env("TRACESTATE", "vendor=1")
+            .env("BAGGAGE", baggage)
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+        let (code, _, err) = support::run_with(command, None);
+        assert_eq!(code, 0, "{err}");
+        // The wire trace (-v): the tools/call request as sent.
+        let line = err.lines().find(|l| l.starts_with("-> ") && l.contains(r#""method":"tools/call""#));
+        let request = json(
+            line.unwrap_or_else(|| panic!("no tools/call in the wire trace: {err}"))
+                .trim_start_matches("-> "),
+        );
+        request["params"]["_meta"].clone()
+    };
+    let meta = call("userId=alice,isProduction=false");
+    assert_eq!(meta["traceparent"], parent, "{meta}");
+    assert_eq!(meta["tracestate"], "vendor=1", "{meta}");
+    assert_eq!(meta["baggage"], "userId=alice,isProduction=false", "{meta}");
+    let meta = call("not baggage");
+    assert_eq!(meta["traceparent"], parent, "{meta}");
+    assert!(meta.get("baggage").is_none(), "{meta}");
+}

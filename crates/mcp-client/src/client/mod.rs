@@ -101,7 +101,7 @@ pub struct ClientBuilder {
 /// Where a client finds the trace context of the request it is about to send
 /// ([`ClientBuilder::trace_context`]).
 #[derive(Clone)]
-pub(crate) struct TraceContext(Arc<dyn Fn() -> Option<mcp_types::trace::TraceParent> + Send + Sync>);
+pub(crate) struct TraceContext(Arc<dyn Fn() -> mcp_types::trace::TraceContext + Send + Sync>);
 
 impl std::fmt::Debug for TraceContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -263,13 +263,14 @@ impl ClientBuilder {
         self
     }
 
-    /// Propagates trace context: before each request, `current()` gives the span the request
-    /// belongs to (an application's current OpenTelemetry span, say), and its `traceparent` goes
-    /// in the request's `_meta` (W3C Trace Context, SEP-414), over every transport. A request
-    /// whose options or params already carry a `traceparent` keeps it.
+    /// Propagates trace context: before each request, `current()` gives the trace context the
+    /// request belongs to (an application's current OpenTelemetry span and baggage, say: a
+    /// `TraceParent` converts into one), and its `traceparent`, `tracestate` and `baggage` go in
+    /// the request's `_meta` (W3C Trace Context and Baggage, SEP-414), over every transport. A
+    /// request whose options or params already carry a `traceparent` keeps its own context.
     pub fn trace_context(
         mut self,
-        current: impl Fn() -> Option<mcp_types::trace::TraceParent> + Send + Sync + 'static,
+        current: impl Fn() -> mcp_types::trace::TraceContext + Send + Sync + 'static,
     ) -> Self {
         self.trace_context = Some(TraceContext(Arc::new(current)));
         self
@@ -693,7 +694,12 @@ impl Inner {
             })
         };
         let traced = match &self.config.trace_context {
-            Some(current) if !options.meta.contains_key(mcp_types::trace::TRACEPARENT) => (current.0)(),
+            Some(current)
+                if !options.meta.contains_key(mcp_types::trace::TRACEPARENT)
+                    && params.get("_meta").is_none_or(|m| m.get(mcp_types::trace::TRACEPARENT).is_none()) =>
+            {
+                Some((current.0)()).filter(|context| !context.is_empty())
+            }
             _ => None,
         };
         let own_meta = params.contains_key("_meta")
@@ -704,8 +710,10 @@ impl Inner {
             || options.log_level.is_some();
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
-            if let Some(parent) = traced {
-                meta.extra.entry(mcp_types::trace::TRACEPARENT).or_insert_with(|| parent.to_string().into());
+            if let Some(context) = traced {
+                for (key, value) in context.entries() {
+                    meta.extra.entry(key).or_insert_with(|| value.into());
+                }
             }
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
