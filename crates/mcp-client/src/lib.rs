@@ -59,6 +59,7 @@ mod engine;
 pub mod error;
 pub mod handler;
 pub mod headers;
+pub mod observe;
 pub mod transport;
 mod wire;
 

@@ -188,6 +188,7 @@ pub type UpstreamTiming = Arc<dyn Fn(&str, std::time::Duration, bool) + Send + S
 pub struct GatewayOptions {
     upstream_auth: Option<UpstreamAuth>,
     upstream_timing: Option<UpstreamTiming>,
+    upstream_requests: Option<Arc<dyn mcp_client::observe::RequestObserver>>,
     policy: Option<Arc<dyn mcp_server::policy::Policy>>,
     state_key: Option<mcp_server::StateKey>,
 }
@@ -214,6 +215,14 @@ impl GatewayOptions {
         timing: impl Fn(&str, std::time::Duration, bool) + Send + Sync + 'static,
     ) -> Self {
         self.upstream_timing = Some(Arc::new(timing));
+        self
+    }
+
+    /// Tells `observer` about every request sent to an upstream, as mcp-client tells it
+    /// (`ClientBuilder::observe`): a tracer's `CLIENT` span per upstream request, between the
+    /// gateway's own span and the upstream's.
+    pub fn upstream_requests(mut self, observer: Arc<dyn mcp_client::observe::RequestObserver>) -> Self {
+        self.upstream_requests = Some(observer);
         self
     }
 
@@ -302,8 +311,12 @@ impl Gateway {
             options.state_key.as_ref(),
         )?;
         let (updates, updated) = mpsc::channel(UPDATES_QUEUE);
-        let events =
-            Events { changed: Arc::new(Notify::new()), updates, timing: options.upstream_timing.clone() };
+        let events = Events {
+            changed: Arc::new(Notify::new()),
+            updates,
+            timing: options.upstream_timing.clone(),
+            requests: options.upstream_requests.clone(),
+        };
         let upstreams: Vec<Arc<Upstream>> = config
             .upstreams
             .iter()

@@ -128,6 +128,23 @@ impl SpanIds {
     /// one, below `ratio × 2⁶³`.
     pub fn continuing_sampled(meta: &mcp_types::JsonObject, ratio: f64) -> SpanIds {
         let parent = mcp_types::trace::TraceParent::from_meta(meta);
+        // W3C Trace Context: a `tracestate` is read only along with a valid `traceparent`.
+        let tracestate = || mcp_types::trace::tracestate(meta).map(|s| s.into_owned());
+        Self::child_of(parent, tracestate, ratio)
+    }
+
+    /// A span in the trace `context` carries (a child of its parent), or starting a trace of
+    /// its own sampled by `ratio` as [`SpanIds::continuing_sampled`] decides: a client's span
+    /// for a request it sends.
+    pub fn continuing_context(context: &mcp_types::trace::TraceContext, ratio: f64) -> SpanIds {
+        Self::child_of(context.parent, || context.tracestate.clone(), ratio)
+    }
+
+    fn child_of(
+        parent: Option<mcp_types::trace::TraceParent>,
+        tracestate: impl FnOnce() -> Option<String>,
+        ratio: f64,
+    ) -> SpanIds {
         let mut ids = [0u8; 24];
         random_ids(&mut ids);
         let mut span_id: [u8; 8] = ids[16..].try_into().unwrap_or([1; 8]);
@@ -144,8 +161,7 @@ impl SpanIds {
                 (trace_id, sampled_by_ratio(&trace_id, ratio))
             }
         };
-        // W3C Trace Context: a `tracestate` is read only along with a valid `traceparent`.
-        let tracestate = parent.and_then(|_| mcp_types::trace::tracestate(meta)).map(|s| s.into_owned());
+        let tracestate = parent.and_then(|_| tracestate());
         SpanIds { trace_id, span_id, parent: parent.map(|p| p.span_id), sampled, tracestate }
     }
 

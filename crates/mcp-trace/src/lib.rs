@@ -23,11 +23,12 @@
 //! SDK span, and no message object, is built per request.
 
 mod export;
+mod requests;
 
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use export::{Attributes, Failure, Item, Kind, Pipeline, Server, Span};
+use export::{Attributes, Failure, Item, Kind, Pipeline, Request, Span};
 use mcp_server::Observer;
 use mcp_server::observe::{Observed, Outcome, SpanIds};
 use mcp_types::trace::TraceParent;
@@ -253,7 +254,7 @@ impl Observer for Tracing {
             kind: Kind::Server,
             end,
             duration: r.duration,
-            attributes: Attributes::Server(Server {
+            attributes: Attributes::Request(Request {
                 method: r.method,
                 transport: self.transport,
                 id,

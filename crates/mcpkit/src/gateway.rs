@@ -178,19 +178,25 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Some(key) => options.request_state_key(mcp_server::StateKey::from_bytes(key.derived_state_key())),
             None => options,
         };
-        let gateway = match Gateway::start_with(config, options).await {
-            Ok(gateway) => gateway,
-            Err(e) => return fail(e),
-        };
         let http = args
             .http
             .clone()
             .or_else(|| (args.config.is_none() && !args.stdio).then(|| "127.0.0.1:0".to_owned()));
-        let mut tracing = None;
+        let transport = if http.is_some() { "tcp" } else { "pipe" };
+        // Traced when the OTEL_* variables say where: a SERVER span per request, and a CLIENT
+        // span per request sent upstream (set before the upstreams connect).
+        let tracing = if args.check { None } else { crate::metrics::tracing("mcpkit-gateway", transport) };
+        let options = match &tracing {
+            Some(tracing) => options.upstream_requests(std::sync::Arc::new(tracing.clone())),
+            None => options,
+        };
+        let gateway = match Gateway::start_with(config, options).await {
+            Ok(gateway) => gateway,
+            Err(e) => return fail(e),
+        };
         let mut exporter = None;
         if !args.check {
             // On by default, on loopback; `--metrics off` turns them off.
-            let transport = if http.is_some() { "tcp" } else { "pipe" };
             let metrics = crate::metrics::gateway_metrics(&gateway, transport);
             let otlp = crate::metrics::otlp("mcpkit-gateway");
             let served =
@@ -199,7 +205,6 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                 let _ = metrics_cell.set(metrics.clone());
             }
             exporter = otlp.map(|export| metrics.export_otlp(export));
-            tracing = crate::metrics::tracing("mcpkit-gateway", transport);
             crate::metrics::observe(
                 &gateway.server(),
                 served.then_some(&metrics),

@@ -384,8 +384,10 @@ fn one_trace_links_the_client_the_gateway_and_the_upstream() {
     let out = call.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
-    let (client, gateway_span, upstream_span) =
-        eventually("the three spans of one trace", Duration::from_secs(60), || {
+    // The command's CLIENT span → the gateway's SERVER span → the gateway's CLIENT span for
+    // its request upstream → the upstream's SERVER span.
+    let (client, gateway_span, hop, upstream_span) =
+        eventually("the four spans of one trace", Duration::from_secs(60), || {
             let spans = spans.lock().unwrap().clone();
             let client = spans.iter().find(|s| s.service == "client" && s.kind == CLIENT);
             let gateway_span = spans.iter().find(|s| {
@@ -394,23 +396,26 @@ fn one_trace_links_the_client_the_gateway_and_the_upstream() {
                     && s.name == "tools/call echo"
                     && client.is_some_and(|c| s.parent == c.span_id)
             });
-            let upstream_span = spans.iter().find(|s| {
-                s.service == "upstream"
-                    && s.kind == SERVER
+            let hop = spans.iter().find(|s| {
+                s.service == "gateway"
+                    && s.kind == CLIENT
                     && gateway_span.is_some_and(|g| s.parent == g.span_id)
             });
-            match (client, gateway_span, upstream_span) {
-                (Some(c), Some(g), Some(u)) => Ok((c.clone(), g.clone(), u.clone())),
+            let upstream_span = spans.iter().find(|s| {
+                s.service == "upstream" && s.kind == SERVER && hop.is_some_and(|h| s.parent == h.span_id)
+            });
+            match (client, gateway_span, hop, upstream_span) {
+                (Some(c), Some(g), Some(h), Some(u)) => Ok((c.clone(), g.clone(), h.clone(), u.clone())),
                 _ => Err(format!("{spans:#?}")),
             }
         });
     assert_eq!(client.name, "tools/call echo");
     assert!(client.parent.is_empty(), "the client's span is the root");
-    assert_eq!(gateway_span.trace_id, client.trace_id);
-    assert_eq!(upstream_span.trace_id, client.trace_id);
-    assert_eq!(upstream_span.name, "tools/call echo");
-    assert_eq!(gateway_span.name, "tools/call echo");
-    for (span, transport) in [(&gateway_span, "tcp"), (&upstream_span, "pipe")] {
+    for span in [&gateway_span, &hop, &upstream_span] {
+        assert_eq!(span.trace_id, client.trace_id, "{span:?}");
+        assert_eq!(span.name, "tools/call echo", "{span:?}");
+    }
+    for (span, transport) in [(&gateway_span, "tcp"), (&hop, "pipe"), (&upstream_span, "pipe")] {
         assert_eq!(span.attribute("mcp.method.name"), Some("tools/call"), "{span:?}");
         assert_eq!(span.attribute("gen_ai.tool.name"), Some("echo"), "{span:?}");
         assert_eq!(span.attribute("network.transport"), Some(transport), "{span:?}");

@@ -94,8 +94,19 @@ pub struct ClientBuilder {
     pub(crate) list_limits: ListLimits,
     pub(crate) queue_limits: QueueLimits,
     pub(crate) trace_context: Option<TraceContext>,
+    pub(crate) observer: Option<Observer>,
     pub(crate) tasks: bool,
     pub(crate) apps: bool,
+}
+
+/// What is told about each request ([`ClientBuilder::observe`]).
+#[derive(Clone)]
+pub(crate) struct Observer(Arc<dyn crate::observe::RequestObserver>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer(..)")
+    }
 }
 
 /// Where a client finds the trace context of the request it is about to send
@@ -128,6 +139,7 @@ impl ClientBuilder {
             list_limits: ListLimits::default(),
             queue_limits: QueueLimits::default(),
             trace_context: None,
+            observer: None,
             tasks: false,
             apps: false,
         }
@@ -273,6 +285,14 @@ impl ClientBuilder {
         current: impl Fn() -> mcp_types::trace::TraceContext + Send + Sync + 'static,
     ) -> Self {
         self.trace_context = Some(TraceContext(Arc::new(current)));
+        self
+    }
+
+    /// Tells `observer` about every request this client sends: when it starts, and how it
+    /// ended (`mcp_client::observe`). A tracer's watch gives the span the request is sent
+    /// under, so that the server's span is its child.
+    pub fn observe(mut self, observer: Arc<dyn crate::observe::RequestObserver>) -> Self {
+        self.observer = Some(Observer(observer));
         self
     }
 }
@@ -465,6 +485,21 @@ impl Client {
     }
 }
 
+/// The trace context a request is sent with ([`Inner::encode`]): written where the request
+/// carries none, or over what it carries (`replace`: the observer's span is its parent).
+pub(crate) struct Traced {
+    context: mcp_types::trace::TraceContext,
+    replace: bool,
+}
+
+/// The tool or prompt a request names, for its observer.
+fn item_name<'a>(method: &str, params: &'a Map<String, Value>) -> Option<&'a str> {
+    use mcp_types::RequestMethod;
+    use mcp_types::methods::{CallTool, GetPrompt};
+    (method == CallTool::METHOD || method == GetPrompt::METHOD)
+        .then(|| params.get("name").and_then(Value::as_str))?
+}
+
 /// A request's params as the JSON object they are sent as (what [`Client::request_mrtr_raw_map`]
 /// takes): a type that serializes to nothing (`null`) is no params, anything else but an
 /// object is an error.
@@ -537,10 +572,84 @@ impl Inner {
         {
             return Ok(hit);
         }
+        let context = self.request_context(params, options);
+        let watch = self.config.observer.as_ref().and_then(|observer| {
+            observer.0.start(&crate::observe::StartedRequest::new(
+                method,
+                item_name(method, params),
+                &context,
+                crate::observe::network_transport(self.engine.transport.kind()),
+            ))
+        });
+        let traced = match watch.as_ref().and_then(|w| w.traceparent()) {
+            // Sent under the watch's span: it replaces whatever parent the request had.
+            Some(own) => Some(Traced { context: context.with_parent(own), replace: true }),
+            None => (!context.is_empty()).then_some(Traced { context, replace: false }),
+        };
+        let Some(watch) = watch else {
+            return self
+                .rounds(method, params, options, mrtr, traced.as_ref(), cache_key, &mut on_tagged, None)
+                .await;
+        };
+        let mut watching = crate::observe::Watching::new(watch);
+        let result = self
+            .rounds(
+                method,
+                params,
+                options,
+                mrtr,
+                traced.as_ref(),
+                cache_key,
+                &mut on_tagged,
+                Some(&mut watching.last_id),
+            )
+            .await;
+        watching.finish(crate::observe::RequestOutcome::of(method, &result));
+        result
+    }
+
+    /// The trace context a request carries: its options' own (a `traceparent` in them), else
+    /// its params' `_meta`'s, else the client's ([`ClientBuilder::trace_context`]).
+    fn request_context(
+        &self,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+    ) -> mcp_types::trace::TraceContext {
+        use mcp_types::trace::{TRACEPARENT, TraceContext as Context};
+        if options.meta.contains_key(TRACEPARENT) {
+            return Context::from_meta(&options.meta);
+        }
+        if let Some(Value::Object(meta)) = params.get("_meta")
+            && meta.contains_key(TRACEPARENT)
+        {
+            return Context::from_meta(meta);
+        }
+        match &self.config.trace_context {
+            Some(current) => (current.0)(),
+            None => Context::default(),
+        }
+    }
+
+    /// The rounds of one logical call: each answer, MRTR's questions fulfilled, the result
+    /// cached. `last_id` is told the id of each attempt.
+    #[allow(clippy::too_many_arguments)]
+    async fn rounds(
+        self: &Arc<Self>,
+        method: &str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+        mrtr: Mrtr,
+        traced: Option<&Traced>,
+        cache_key: Option<String>,
+        on_tagged: &mut impl FnMut(mcp_types::Notification),
+        mut last_id: Option<&mut Option<mcp_types::RequestId>>,
+    ) -> Result<RawJson, ClientError> {
         let mut answers: Option<params::InputAnswers> = None;
         let mut rounds = 0u32;
         loop {
-            let raw = self.send(method, params, answers.as_ref(), options, &mut on_tagged).await?;
+            let raw = self
+                .send(method, params, answers.as_ref(), options, traced, on_tagged, last_id.as_deref_mut())
+                .await?;
             if mrtr == Mrtr::Pass || !self.version().is_modern() || !is_input_required(&raw) {
                 if let Some(key) = cache_key {
                     self.cache.put(key, &raw);
@@ -609,20 +718,26 @@ impl Inner {
     ///
     /// The params are serialized here, once per attempt, from what the caller built: no copy of
     /// them is made on the way.
+    #[allow(clippy::too_many_arguments)]
     async fn send(
         self: &Arc<Self>,
         method: &str,
         params: &Map<String, Value>,
         input: Option<&params::InputAnswers>,
         options: &RequestOptions,
+        traced: Option<&Traced>,
         on_tagged: &mut impl FnMut(mcp_types::Notification),
+        mut last_id: Option<&mut Option<mcp_types::RequestId>>,
     ) -> Result<RawJson, ClientError> {
         let mut version_retried = false;
         let mut session_retried = false;
         loop {
             let version = self.version();
             let id = self.engine.next_id();
-            let body = self.encode(&id, method, params, input, version, options)?;
+            if let Some(last_id) = last_id.as_deref_mut() {
+                *last_id = Some(id.clone());
+            }
+            let body = self.encode(&id, method, params, input, version, options, traced)?;
             let mut headers = self.headers(method, params, version);
             headers.authorization = options.authorization.clone();
             let send_options = SendOptions {
@@ -674,6 +789,7 @@ impl Inner {
     /// The request as it goes on the wire, serialized once: `params` with the era's `_meta`
     /// (modern: version, capabilities, client info, log level; always: the caller's entries;
     /// with a progress callback, the id as `progressToken`).
+    #[allow(clippy::too_many_arguments)]
     fn encode(
         &self,
         id: &mcp_types::RequestId,
@@ -682,6 +798,7 @@ impl Inner {
         input: Option<&params::InputAnswers>,
         version: ProtocolVersion,
         options: &RequestOptions,
+        traced: Option<&Traced>,
     ) -> Result<bytes::Bytes, ClientError> {
         let to_vec = |meta: params::WireMeta<'_>| {
             let wire = params::WireRequest { id, method, params: params::WireParams { params, input, meta } };
@@ -693,15 +810,6 @@ impl Inner {
                 body
             })
         };
-        let traced = match &self.config.trace_context {
-            Some(current)
-                if !options.meta.contains_key(mcp_types::trace::TRACEPARENT)
-                    && params.get("_meta").is_none_or(|m| m.get(mcp_types::trace::TRACEPARENT).is_none()) =>
-            {
-                Some((current.0)()).filter(|context| !context.is_empty())
-            }
-            _ => None,
-        };
         let own_meta = params.contains_key("_meta")
             || traced.is_some()
             || !options.meta.is_empty()
@@ -710,9 +818,13 @@ impl Inner {
             || options.log_level.is_some();
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
-            if let Some(context) = traced {
-                for (key, value) in context.entries() {
-                    meta.extra.entry(key).or_insert_with(|| value.into());
+            if let Some(traced) = traced {
+                for (key, value) in traced.context.entries() {
+                    if traced.replace {
+                        meta.extra.insert(key.to_owned(), value.into());
+                    } else {
+                        meta.extra.entry(key).or_insert_with(|| value.into());
+                    }
                 }
             }
             if version.is_modern() {

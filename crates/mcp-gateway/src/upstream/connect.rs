@@ -39,14 +39,19 @@ fn builder(
 
 /// Connects to `config`'s server (spawning it, for stdio) and completes the handshake; the
 /// server's questions go to one of `callers`; `auth` authorizes an HTTP server's requests; a
-/// connection of one downstream session declares `only` that session client's capabilities.
+/// connection of one downstream session declares `only` that session client's capabilities;
+/// `observer` is told about each request sent on it.
 pub(crate) async fn connect(
     config: &UpstreamConfig,
     auth: Option<Arc<dyn HttpAuth>>,
     callers: Weak<Callers>,
     only: Option<&mcp_types::ClientCapabilities>,
+    observer: Option<&Arc<dyn mcp_client::observe::RequestObserver>>,
 ) -> Result<Client, ClientError> {
-    let builder = builder(config, callers, only)?;
+    let mut builder = builder(config, callers, only)?;
+    if let Some(observer) = observer {
+        builder = builder.observe(observer.clone());
+    }
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = StdioCommand::new(command)

@@ -57,6 +57,8 @@ pub(crate) struct Events {
     pub(crate) updates: tokio::sync::mpsc::Sender<(String, String)>,
     /// Told how long each request sent to an upstream took (`GatewayOptions::upstream_timing`).
     pub(crate) timing: Option<crate::gateway::UpstreamTiming>,
+    /// Told about each request sent to an upstream (`GatewayOptions::upstream_requests`).
+    pub(crate) requests: Option<Arc<dyn mcp_client::observe::RequestObserver>>,
 }
 
 impl Events {
@@ -591,7 +593,9 @@ async fn open(up: &Arc<Upstream>) -> Result<(Client, Catalog), String> {
     let callers = Arc::downgrade(&up.callers);
     let opening = async {
         let client =
-            connect::connect(&up.config, up.auth.clone(), callers, None).await.map_err(|e| e.to_string())?;
+            connect::connect(&up.config, up.auth.clone(), callers, None, up.events.requests.as_ref())
+                .await
+                .map_err(|e| e.to_string())?;
         if !client.protocol_version().is_modern() && client.server_capabilities().logging.is_some() {
             // A legacy session's log messages are the session's: take them all, and pass each to
             // a caller at the level that caller asked for (`forward`).

@@ -135,8 +135,13 @@ impl SessionChild {
         if self.ended.is_cancelled() {
             return Err(ErrorObject::internal("the client session has ended"));
         }
-        let starting =
-            connect::connect(&up.config, None, Arc::downgrade(&self.callers), Some(&self.capabilities));
+        let starting = connect::connect(
+            &up.config,
+            None,
+            Arc::downgrade(&self.callers),
+            Some(&self.capabilities),
+            up.events.requests.as_ref(),
+        );
         let client = match tokio::time::timeout(up.config.start_timeout, starting).await {
             Ok(Ok(client)) => client,
             Ok(Err(e)) => {

@@ -13,7 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::{Buf, Bytes, BytesMut};
 use mcp_server::observe::same_label as same;
 
-use super::{Attributes, Item, Kind, Server, Span};
+use super::{Attributes, Item, Kind, Request, Span};
 
 const LEN: u8 = 2;
 
@@ -73,7 +73,7 @@ pub(super) fn key_value(out: &mut Vec<u8>, field: u32, key: &str, value: &[u8]) 
 pub(super) const TEMPLATES: usize = 8;
 
 /// The attributes of a server span that every request of its method, item and revision shares
-/// ([`Server::each_shared`]), encoded as span fields.
+/// ([`Request::each_shared`]), encoded as span fields.
 struct Template {
     method: &'static str,
     transport: &'static str,
@@ -83,7 +83,7 @@ struct Template {
 }
 
 impl Template {
-    fn of(server: &Server<'_>) -> Template {
+    fn of(server: &Request<'_>) -> Template {
         let mut encoded = Vec::with_capacity(160);
         server.each_shared(|key, value| key_value(&mut encoded, 9, key, value));
         Template {
@@ -95,7 +95,7 @@ impl Template {
         }
     }
 
-    fn is(&self, server: &Server<'_>) -> bool {
+    fn is(&self, server: &Request<'_>) -> bool {
         same(self.method, server.method)
             && same(self.transport, server.transport)
             && match (self.version, server.version) {
@@ -125,7 +125,7 @@ thread_local! {
 
 /// Appends `server`'s shared attributes, copied from this thread's template of them (made on
 /// the first span of its kind).
-fn shared_attributes(out: &mut Vec<u8>, server: &Server<'_>) {
+fn shared_attributes(out: &mut Vec<u8>, server: &Request<'_>) {
     TEMPLATES_OF_THREAD.with_borrow_mut(|templates| {
         if let Some(found) = templates.list.iter().find(|t| t.is(server)) {
             out.extend_from_slice(&found.encoded);
@@ -183,7 +183,7 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
     tag(out, 8, 1);
     out.extend_from_slice(&end.to_le_bytes());
     match &r.attributes {
-        Attributes::Server(server) => {
+        Attributes::Request(server) => {
             shared_attributes(out, server);
             server.each_own(|key, value| key_value(out, 9, key, value));
         }

@@ -52,25 +52,27 @@ pub(crate) struct Span<'a> {
     /// How long the span lasted: its start is `end - duration`.
     pub(crate) duration: Duration,
     pub(crate) attributes: Attributes<'a>,
-    /// The status message of a failed span (a server span's comes from its
-    /// [`Server::failure`]).
+    /// The status message of a failed span (a request's span's comes from its
+    /// [`Request::failure`]).
     pub(crate) error: Option<&'a str>,
 }
 
-/// A span's attributes: a server span's are fields, written out in their order; a client
-/// span's are a list.
+/// A span's attributes: a request's span's (a server's, or a client's for one request) are
+/// fields, written out in their order; a command's client span's are a list.
 #[derive(Debug)]
 pub(crate) enum Attributes<'a> {
-    Server(Server<'a>),
+    Request(Request<'a>),
     List(&'a [(&'static str, String)]),
 }
 
-/// What a server span says about its request ([`Attributes::Server`]).
+/// What a span says about its request ([`Attributes::Request`]), on the server's side or the
+/// client's.
 #[derive(Debug)]
-pub(crate) struct Server<'a> {
+pub(crate) struct Request<'a> {
     pub(crate) method: &'static str,
     pub(crate) transport: &'static str,
-    /// Its JSON-RPC id as written: a number's digits or a string's bytes.
+    /// Its JSON-RPC id as written: a number's digits or a string's bytes (empty: none was
+    /// sent, and the attribute is left out).
     pub(crate) id: &'a [u8],
     /// The tool, prompt or other item the request names.
     pub(crate) item: Option<(Item, &'a str)>,
@@ -79,7 +81,7 @@ pub(crate) struct Server<'a> {
     pub(crate) failure: Option<Failure>,
 }
 
-/// What a request names ([`Server::item`]).
+/// What a request names ([`Request::item`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Item {
     Tool,
@@ -87,7 +89,7 @@ pub(crate) enum Item {
     Other,
 }
 
-/// How a server span's request failed.
+/// How a span's request failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Failure {
     /// A tool result with `isError`.
@@ -95,11 +97,15 @@ pub(crate) enum Failure {
     /// A JSON-RPC error, by its code.
     Code(i64),
     Cancelled,
+    /// Refused by HTTP without a JSON-RPC answer (a client's request), by its status.
+    Http(u16),
+    /// Anything else, by its `error.type` (a client's request: `timeout`, `transport_error`).
+    Other(&'static str),
 }
 
-impl Server<'_> {
+impl Request<'_> {
     /// The attributes every request of this method, tool or prompt and revision shares, in
-    /// the order they are written (before [`Server::each_own`]'s).
+    /// the order they are written (before [`Request::each_own`]'s).
     pub(crate) fn each_shared(&self, mut f: impl FnMut(&str, &[u8])) {
         f("mcp.method.name", self.method.as_bytes());
         f("network.transport", self.transport.as_bytes());
@@ -118,7 +124,9 @@ impl Server<'_> {
 
     /// The attributes of this request alone: its id, its session, how it failed.
     pub(crate) fn each_own(&self, mut f: impl FnMut(&str, &[u8])) {
-        f("jsonrpc.request.id", self.id);
+        if !self.id.is_empty() {
+            f("jsonrpc.request.id", self.id);
+        }
         if let Some(session) = self.session {
             f("mcp.session.id", session.as_bytes());
         }
@@ -126,6 +134,12 @@ impl Server<'_> {
             None => {}
             Some(Failure::Tool) => f("error.type", b"tool_error"),
             Some(Failure::Cancelled) => f("error.type", b"cancelled"),
+            Some(Failure::Other(name)) => f("error.type", name.as_bytes()),
+            Some(Failure::Http(status)) => {
+                let status = status.to_string();
+                f("error.type", status.as_bytes());
+                f("http.response.status_code", status.as_bytes());
+            }
             Some(Failure::Code(code)) => {
                 let code = code.to_string();
                 f("error.type", code.as_bytes());
@@ -141,11 +155,13 @@ impl Span<'_> {
         if let Some(error) = self.error {
             return Some(error.into());
         }
-        let Attributes::Server(server) = &self.attributes else { return None };
-        Some(match server.failure? {
+        let Attributes::Request(request) = &self.attributes else { return None };
+        Some(match request.failure? {
             Failure::Tool => "the tool reported an error (isError)".into(),
             Failure::Code(code) => format!("JSON-RPC error {code}").into(),
             Failure::Cancelled => "cancelled".into(),
+            Failure::Http(status) => format!("HTTP {status}").into(),
+            Failure::Other(name) => name.into(),
         })
     }
 }

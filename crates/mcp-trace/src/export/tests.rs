@@ -375,7 +375,7 @@ fn spans_of_every_length_and_kind_decode() {
         name: ("tools/call", Some("echo")),
         kind: Kind::Server,
         error: None,
-        attributes: Attributes::Server(Server {
+        attributes: Attributes::Request(Request {
             method: "tools/call",
             transport: "tcp",
             id: b"42",
@@ -485,7 +485,7 @@ fn server_span<'a>(ids: &'a Owned, tool: &'a str, version: Option<&'static str>,
         name: ("tools/call", Some(tool)),
         kind: Kind::Server,
         error: None,
-        attributes: Attributes::Server(Server {
+        attributes: Attributes::Request(Request {
             method: "tools/call",
             transport: "tcp",
             id: id.as_bytes(),
@@ -574,4 +574,77 @@ fn the_next_batch_is_written_in_the_body_sent_before() {
         assert_eq!(*first.get_or_insert(at), at, "round {round} was written in memory of its own");
     }
     pipeline.shutdown();
+}
+
+/// A client's request span (`Tracing` as mcp-client's `RequestObserver`): a child of the
+/// request's context, sent as its `traceparent`, recorded as a `CLIENT` span with the
+/// request's attributes and how it failed — an HTTP refusal apart from a JSON-RPC error; an
+/// unsampled trace still carries its decision on and records nothing.
+#[test]
+fn a_clients_request_is_a_client_span_under_the_requests_context() {
+    use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, StartedRequest};
+    use mcp_types::trace::{TraceContext, TraceParent};
+    let (url, received) = receiver();
+    let pipeline = Pipeline::start(
+        OtlpTarget::new(url, "svc"),
+        Vec::new(),
+        Batching { delay: Duration::from_secs(3600), max_queue: 16, max_batch: 16 },
+        Driver::Thread,
+    )
+    .unwrap();
+    let tracing = crate::Tracing { pipeline: Arc::new(pipeline), transport: "tcp", ratio: 1.0 };
+    let parent = TraceParent::parse("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01").unwrap();
+    let mut meta = mcp_types::JsonObject::new();
+    meta.insert("traceparent".into(), parent.to_string().into());
+    meta.insert("tracestate".into(), "a=1".into());
+    let context = TraceContext::from_meta(&meta);
+
+    let watch = tracing.start(&StartedRequest::new("tools/call", Some("echo"), &context, "pipe")).unwrap();
+    let sent = watch.traceparent().unwrap();
+    assert_eq!(sent.trace_id, parent.trace_id);
+    assert_ne!(sent.span_id, parent.span_id, "the request's own span is sent");
+    watch.finish(&FinishedRequest::new(
+        Some(&mcp_types::RequestId::Number(7)),
+        RequestOutcome::Http { status: 503 },
+    ));
+    let other = tracing.start(&StartedRequest::new("prompts/get", Some("poem"), &context, "pipe")).unwrap();
+    other.finish(&FinishedRequest::new(None, RequestOutcome::Error { code: -32602 }));
+    // Not sampled by the caller: the decision goes on, no span is recorded.
+    let unsampled = TraceContext::new(TraceParent { sampled: false, ..parent });
+    let watch = tracing.start(&StartedRequest::new("tools/call", Some("echo"), &unsampled, "tcp")).unwrap();
+    assert!(!watch.traceparent().unwrap().sampled);
+    watch.finish(&FinishedRequest::new(None, RequestOutcome::Success));
+
+    tracing.pipeline.flush();
+    let export = received.recv_timeout(Duration::from_secs(10)).expect("exported");
+    let spans = &export.resource_spans[0].scope_spans[0].spans;
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    let text = |span: &opentelemetry_proto::tonic::trace::v1::Span, key: &str| {
+        span.attributes.iter().find(|a| a.key == key).and_then(|a| {
+            match a.value.as_ref()?.value.as_ref()? {
+                opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(s) => Some(s.clone()),
+                _ => None,
+            }
+        })
+    };
+    let call = &spans[0];
+    assert_eq!(call.kind, span::SpanKind::Client as i32);
+    assert_eq!(call.name, "tools/call echo");
+    assert_eq!(call.trace_id, parent.trace_id);
+    assert_eq!(call.parent_span_id, parent.span_id);
+    assert_eq!(call.span_id, sent.span_id);
+    assert_eq!(call.trace_state, "a=1");
+    assert_eq!(text(call, "gen_ai.tool.name").as_deref(), Some("echo"));
+    assert_eq!(text(call, "network.transport").as_deref(), Some("pipe"));
+    assert_eq!(text(call, "jsonrpc.request.id").as_deref(), Some("7"));
+    assert_eq!(text(call, "error.type").as_deref(), Some("503"));
+    assert_eq!(text(call, "http.response.status_code").as_deref(), Some("503"));
+    assert_eq!(call.status.as_ref().unwrap().message, "HTTP 503");
+    let prompt = &spans[1];
+    assert_eq!(prompt.name, "prompts/get poem");
+    assert_eq!(text(prompt, "gen_ai.prompt.name").as_deref(), Some("poem"));
+    assert_eq!(text(prompt, "error.type").as_deref(), Some("-32602"));
+    assert_eq!(text(prompt, "rpc.response.status_code").as_deref(), Some("-32602"));
+    assert_eq!(text(prompt, "jsonrpc.request.id"), None, "no id was sent");
+    tracing.pipeline.shutdown();
 }
