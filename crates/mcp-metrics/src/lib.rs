@@ -20,8 +20,15 @@
 //!   `mcp_gateway_upstream_request_duration_seconds` (`upstream`, `outcome`: `answered` or
 //!   `unanswered`) fed by [`Metrics::upstream_request`].
 //!
+//! - For a client ([`Metrics`] as mcp-client's `RequestObserver`, given to
+//!   `ClientBuilder::observe`): `mcp_client_operation_duration_seconds`, the requests it sends,
+//!   by method, tool or prompt, `network_transport` and `outcome` (`success`, `tool_error`,
+//!   `jsonrpc_error`, `http_refused`, `timeout`, `cancelled`, `transport_error`); shown once a
+//!   request was counted.
+//!
 //! Cardinality is bounded: methods outside MCP's own are `other`, a tool or prompt the server
-//! does not have is `other`, and no label carries an argument, a token or a session id.
+//! does not have is `other` (a client's names past [`MAX_CLIENT_NAMES`] series too), and no
+//! label carries an argument, a token or a session id.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,11 +41,13 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
+mod client;
 mod operations;
 mod otlp;
 mod otlp_answer;
 mod otlp_target;
 
+pub use client::MAX_NAMES as MAX_CLIENT_NAMES;
 pub use otlp::{OtlpExport, OtlpExporter};
 pub use otlp_answer::{ANSWER_LIMIT, PartialSuccess, read_answer};
 pub use otlp_target::{OtlpCompression, OtlpTarget, percent_decode, positive_millis};
@@ -120,6 +129,8 @@ struct Inner {
     registry: Registry,
     transport: &'static str,
     operations: Arc<Operations>,
+    /// The requests sent by a client this is the observer of (`client.rs`).
+    client: Arc<client::ClientOperations>,
     in_flight: Gauge,
     sessions: Gauge,
     subscriptions: Gauge,
@@ -179,6 +190,8 @@ impl Metrics {
         let received = Counter::default();
         let sent = Counter::default();
         registry.register_collector(Box::new(operations.clone()));
+        let client = Arc::new(client::ClientOperations::new());
+        registry.register_collector(Box::new(client.clone()));
         registry.register("mcp_server_requests_in_flight", "MCP requests being served", in_flight.clone());
         registry.register("mcp_server_sessions", "Open legacy (initialize) sessions", sessions.clone());
         registry.register(
@@ -234,6 +247,7 @@ impl Metrics {
                 registry,
                 transport,
                 operations,
+                client,
                 in_flight,
                 sessions,
                 subscriptions,

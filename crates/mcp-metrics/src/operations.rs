@@ -24,6 +24,9 @@ pub(crate) const BUCKETS: [f64; 20] = [
 
 const SHARDS: usize = 16;
 
+/// The name a tool or prompt is counted under when its own is not kept.
+const OTHER: &str = "other";
+
 /// What besides success a request ended with, as `error_type` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum ErrorType {
@@ -32,16 +35,19 @@ pub(crate) enum ErrorType {
     Code(i64),
     Status(u16),
     Cancelled,
+    /// A client's request that failed otherwise (`timeout`, `transport_error`).
+    Named(&'static str),
 }
 
 impl ErrorType {
-    fn label(self) -> String {
+    pub(crate) fn label(self) -> String {
         match self {
             ErrorType::None => String::new(),
             ErrorType::Tool => "tool_error".to_owned(),
             ErrorType::Code(code) => code.to_string(),
             ErrorType::Status(status) => status.to_string(),
             ErrorType::Cancelled => "cancelled".to_owned(),
+            ErrorType::Named(name) => name.to_owned(),
         }
     }
 }
@@ -159,6 +165,11 @@ pub(crate) struct Operations {
     hasher: std::hash::BuildHasherDefault<LabelHasher>,
     shards: Vec<Shard>,
     transport: &'static str,
+    /// Series past which a new tool or prompt name is counted as `other` (a client's table,
+    /// whose names are its caller's); `None`: the names are bounded already (a server's own).
+    names_limit: Option<usize>,
+    /// Series made so far.
+    made: AtomicU64,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -180,7 +191,15 @@ impl Operations {
             hasher: std::hash::BuildHasherDefault::default(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             transport,
+            names_limit: None,
+            made: AtomicU64::new(0),
         }
+    }
+
+    /// A table whose tool and prompt names are its caller's: past `limit` series, a new name
+    /// is counted as `other`.
+    pub(crate) fn bounded(transport: &'static str, limit: usize) -> Operations {
+        Operations { names_limit: Some(limit), ..Operations::new(transport) }
     }
 
     /// Counts one request of the series `labels`.
@@ -212,7 +231,17 @@ impl Operations {
                 return entry.clone();
             }
         }
-        // A label set seen for the first time (bounded: the labels are).
+        // A label set seen for the first time: bounded, the labels are (or past the table's
+        // limit, its name is counted as `other`).
+        if let Some(limit) = self.names_limit
+            && self.made.load(Ordering::Relaxed) >= limit as u64
+            && (!labels.tool.is_empty() || !labels.prompt.is_empty())
+            && labels.tool != OTHER
+            && labels.prompt != OTHER
+        {
+            let other = |name: &str| if name.is_empty() { "" } else { OTHER };
+            return self.entry(&Labels { tool: other(labels.tool), prompt: other(labels.prompt), ..*labels });
+        }
         let mut table = shard.write().unwrap_or_else(|e| e.into_inner());
         let list = table.entry(hash).or_default();
         match list.iter().find(|e| e.key.is(labels)) {
@@ -220,6 +249,7 @@ impl Operations {
             None => {
                 let entry = Arc::new(Entry { key: Key::of(labels), series: Series::new() });
                 list.push(entry.clone());
+                self.made.fetch_add(1, Ordering::Relaxed);
                 entry
             }
         }
@@ -366,6 +396,22 @@ impl Collector for Operations {
             Some(&Unit::Seconds),
             MetricType::Histogram,
         )?;
+        self.encode_series(&mut family)
+    }
+}
+
+impl Operations {
+    /// Whether no series was counted yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.shards.iter().all(|shard| shard.read().unwrap_or_else(|e| e.into_inner()).is_empty())
+    }
+
+    /// Every series, as samples of the family `family` (a collector's, which wrote its
+    /// descriptor).
+    pub(crate) fn encode_series(
+        &self,
+        family: &mut prometheus_client::encoding::MetricEncoder<'_>,
+    ) -> Result<(), std::fmt::Error> {
         for shard in &self.shards {
             let table = shard.read().unwrap_or_else(|e| e.into_inner());
             for Entry { key, series } in table.values().flatten().map(|e| &**e) {

@@ -150,21 +150,32 @@ impl Metrics {
         let inner = &self.inner;
         let stamp = Stamp { start: nanos(inner.started), now: nanos(SystemTime::now()) };
         let mut metrics = Vec::new();
-        let operations = inner
-            .operations
-            .snapshot()
-            .into_iter()
-            .map(|(attributes, (counts, sum))| {
-                let attributes = attributes.into_iter().map(|(k, v)| attribute(k, v)).collect();
-                stamp.histogram(attributes, &counts, sum)
-            })
-            .collect();
+        let points = |table: &crate::operations::Operations| -> Vec<HistogramDataPoint> {
+            table
+                .snapshot()
+                .into_iter()
+                .map(|(attributes, (counts, sum))| {
+                    let attributes = attributes.into_iter().map(|(k, v)| attribute(k, v)).collect();
+                    stamp.histogram(attributes, &counts, sum)
+                })
+                .collect()
+        };
         metrics.push(metric(
             "mcp.server.operation.duration",
             "MCP request duration as observed on the server, by method, tool or prompt, and outcome",
             "s",
-            histogram(operations),
+            histogram(points(&inner.operations)),
         ));
+        // A client's requests, once it sent any (`client.rs`).
+        let client: Vec<HistogramDataPoint> = inner.client.tables().into_iter().flat_map(points).collect();
+        if !client.is_empty() {
+            metrics.push(metric(
+                "mcp.client.operation.duration",
+                "MCP request duration as observed by the client, by method, tool or prompt, and outcome",
+                "s",
+                histogram(client),
+            ));
+        }
         for (name, description, value) in [
             ("mcp.server.requests_in_flight", "MCP requests being served", inner.in_flight.get()),
             ("mcp.server.sessions", "Open legacy (initialize) sessions", inner.sessions.get()),
