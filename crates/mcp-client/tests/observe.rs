@@ -10,7 +10,7 @@ use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, Requ
 use mcp_client::transport::http::HttpConfig;
 use mcp_client::{ClientBuilder, EraCache, RequestOptions};
 use mcp_server::{Meta, Server, ToolError, Tools};
-use mcp_types::trace::{TRACEPARENT, TraceParent};
+use mcp_types::trace::{TRACEPARENT, TRACESTATE, TraceParent};
 use mcp_types::{CallToolRequestParams, RequestId};
 
 /// What the observer was told of one request.
@@ -29,6 +29,8 @@ struct Told {
 struct Recorder(Arc<Mutex<Vec<Told>>>);
 
 const SPAN: [u8; 8] = [9; 8];
+
+const ROOT: TraceParent = TraceParent { trace_id: [5; 16], span_id: [6; 8], sampled: true };
 
 struct Watch {
     told: Told,
@@ -50,8 +52,9 @@ impl RequestObserver for Recorder {
 }
 
 impl RequestWatch for Watch {
+    /// A child of the request's parent, or a trace of its own.
     fn traceparent(&self) -> Option<TraceParent> {
-        self.told.parent.map(|p| p.child(SPAN))
+        Some(self.told.parent.map_or(ROOT, |p| p.child(SPAN)))
     }
 
     fn finish(self: Box<Self>, finished: &FinishedRequest<'_>) {
@@ -62,8 +65,10 @@ impl RequestWatch for Watch {
     }
 }
 
+/// The `traceparent` and `tracestate` the tool was called with, `|` between.
 async fn seen_parent(Meta(meta): Meta) -> String {
-    meta.extra.get(TRACEPARENT).and_then(|v| v.as_str()).unwrap_or("none").to_owned()
+    let get = |key| meta.extra.get(key).and_then(|v| v.as_str()).unwrap_or("none").to_owned();
+    format!("{}|{}", get(TRACEPARENT), get(TRACESTATE))
 }
 
 async fn fails() -> Result<String, ToolError> {
@@ -109,8 +114,15 @@ async fn each_request_is_told_once_with_its_context_and_outcome() {
 
     // A result: the server got the watch's span as the request's parent, not the options' own.
     let result = client.call_tool_with(&CallToolRequestParams::new("seen_parent"), &traced).await.unwrap();
-    let text = serde_json::to_value(&result.content[0]).unwrap()["text"].as_str().unwrap().to_owned();
-    assert_eq!(text, parent.child(SPAN).to_string());
+    let seen = |result: &mcp_types::CallToolResult| {
+        serde_json::to_value(&result.content[0]).unwrap()["text"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(seen(&result), format!("{}|none", parent.child(SPAN)));
+    // A request's own keys give way whole to the watch's span: a state of no trace of its (its
+    // traceparent malformed) does not go along with the new one.
+    let garbage = RequestOptions::new().meta(TRACEPARENT, "garbage".into()).meta(TRACESTATE, "a=1".into());
+    let result = client.call_tool_with(&CallToolRequestParams::new("seen_parent"), &garbage).await.unwrap();
+    assert_eq!(seen(&result), format!("{ROOT}|none"));
     // A tool's error, a JSON-RPC error.
     let failed = client.call_tool_with(&CallToolRequestParams::new("fails"), &traced).await.unwrap();
     assert_eq!(failed.is_error, Some(true));
@@ -138,6 +150,7 @@ async fn each_request_is_told_once_with_its_context_and_outcome() {
         outcomes,
         [
             ("seen_parent", RequestOutcome::Success),
+            ("seen_parent", RequestOutcome::Success),
             ("fails", RequestOutcome::ToolError),
             ("nope", RequestOutcome::Error { code: unknown_code }),
             ("slow", RequestOutcome::Timeout),
@@ -150,7 +163,8 @@ async fn each_request_is_told_once_with_its_context_and_outcome() {
         assert!(request.id.is_some(), "{request:?}");
     }
     assert_eq!(told[0].parent, Some(parent), "the options' own context");
-    assert_eq!(told[2].parent, None, "no context: none");
+    assert_eq!(told[1].parent, None, "a malformed traceparent is none");
+    assert_eq!(told[3].parent, None, "no context: none");
     client.close().await;
     stop.cancel();
     let _ = serving.await;

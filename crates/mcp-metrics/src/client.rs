@@ -5,9 +5,10 @@
 //! (`error_type` the code), `http_refused` (the status), `timeout`, `cancelled`,
 //! `transport_error`.
 //!
-//! The names are the caller's: a client may call anything, so past [`MAX_NAMES`] series in a
-//! table a new tool or prompt name is counted as `other` (the cardinality stays bounded whatever
-//! is called).
+//! The names are the caller's and the codes the servers': a client may call anything and be
+//! answered anything, so past [`MAX_NAMES`] series in a table a new label set is counted with
+//! its tool or prompt name and its error code or status as `other` (the cardinality stays
+//! bounded whatever is called or answered; a series already made keeps counting).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -216,8 +217,18 @@ mod tests {
         request(&metrics, "tools/call", Some("one-too-many"), "tcp", RequestOutcome::Success);
         request(&metrics, "tools/call", Some("another"), "tcp", RequestOutcome::Success);
         request(&metrics, "tools/call", Some("t7"), "tcp", RequestOutcome::Success);
+        // A server answering with ever new codes: past the limit, counted as `other` too.
+        for code in 0..50 {
+            request(&metrics, "tools/list", None, "tcp", RequestOutcome::Error { code: -40_000 - code });
+        }
         let text = metrics.encode();
         assert!(!text.contains("one-too-many") && !text.contains("another"), "bounded");
+        assert!(!text.contains("-40001"), "codes bounded too");
+        assert_eq!(
+            count(&text, &[r#"mcp_method_name="tools/list""#, r#"error_type="other""#]),
+            Some(50),
+            "counted, as other"
+        );
         assert_eq!(count(&text, &[r#"gen_ai_tool_name="other""#]), Some(2), "counted, as other");
         assert_eq!(count(&text, &[r#"gen_ai_tool_name="t7""#]), Some(2), "a name with a series keeps it");
     }

@@ -24,8 +24,13 @@ pub(crate) const BUCKETS: [f64; 20] = [
 
 const SHARDS: usize = 16;
 
-/// The name a tool or prompt is counted under when its own is not kept.
+/// The name a tool or prompt, and the `error_type` a code or status, is counted under when
+/// its own is not kept.
 const OTHER: &str = "other";
+
+/// A server's table past which label sets are folded ([`Operations::bounded`]): its names are
+/// its own table's, but a gateway answers with its upstreams' error codes.
+const SERVER_SERIES: usize = 10_000;
 
 /// What besides success a request ended with, as `error_type` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +40,8 @@ pub(crate) enum ErrorType {
     Code(i64),
     Status(u16),
     Cancelled,
-    /// A client's request that failed otherwise (`timeout`, `transport_error`).
+    /// A client's request that failed otherwise (`timeout`, `transport_error`), or a code or
+    /// status counted as `other` past a table's limit.
     Named(&'static str),
 }
 
@@ -165,9 +171,10 @@ pub(crate) struct Operations {
     hasher: std::hash::BuildHasherDefault<LabelHasher>,
     shards: Vec<Shard>,
     transport: &'static str,
-    /// Series past which a new tool or prompt name is counted as `other` (a client's table,
-    /// whose names are its caller's); `None`: the names are bounded already (a server's own).
-    names_limit: Option<usize>,
+    /// Series past which a new label set is counted with its tool or prompt name and its error
+    /// code or status as `other`: a client's names are its caller's, and a gateway's codes may
+    /// be its upstreams' (`SERVER_SERIES` for a server's table, whose own names are bounded).
+    limit: usize,
     /// Series made so far.
     made: AtomicU64,
 }
@@ -191,15 +198,15 @@ impl Operations {
             hasher: std::hash::BuildHasherDefault::default(),
             shards: (0..SHARDS).map(|_| RwLock::default()).collect(),
             transport,
-            names_limit: None,
+            limit: SERVER_SERIES,
             made: AtomicU64::new(0),
         }
     }
 
-    /// A table whose tool and prompt names are its caller's: past `limit` series, a new name
-    /// is counted as `other`.
+    /// A table of at most about `limit` series: past it, a new label set is counted with its
+    /// name and code as `other` (a series already made keeps counting under its own).
     pub(crate) fn bounded(transport: &'static str, limit: usize) -> Operations {
-        Operations { names_limit: Some(limit), ..Operations::new(transport) }
+        Operations { limit, ..Operations::new(transport) }
     }
 
     /// Counts one request of the series `labels`.
@@ -222,7 +229,7 @@ impl Operations {
     }
 
     /// The series of `labels`, made when it is the first of its label set.
-    fn entry(&self, labels: &Labels<'_>) -> Arc<Entry> {
+    fn entry<'a>(&self, labels: &Labels<'a>) -> Arc<Entry> {
         let hash = self.hasher.hash_one(labels);
         let shard = &self.shards[(hash as usize) % SHARDS];
         {
@@ -233,14 +240,16 @@ impl Operations {
         }
         // A label set seen for the first time: bounded, the labels are (or past the table's
         // limit, its name is counted as `other`).
-        if let Some(limit) = self.names_limit
-            && self.made.load(Ordering::Relaxed) >= limit as u64
-            && (!labels.tool.is_empty() || !labels.prompt.is_empty())
-            && labels.tool != OTHER
-            && labels.prompt != OTHER
-        {
-            let other = |name: &str| if name.is_empty() { "" } else { OTHER };
-            return self.entry(&Labels { tool: other(labels.tool), prompt: other(labels.prompt), ..*labels });
+        if self.made.load(Ordering::Relaxed) >= self.limit as u64 {
+            let other = |name: &'a str| if name.is_empty() { "" } else { OTHER };
+            let error = match labels.error {
+                ErrorType::Code(_) | ErrorType::Status(_) => ErrorType::Named(OTHER),
+                error => error,
+            };
+            let folded = Labels { tool: other(labels.tool), prompt: other(labels.prompt), error, ..*labels };
+            if folded != *labels {
+                return self.entry(&folded);
+            }
         }
         let mut table = shard.write().unwrap_or_else(|e| e.into_inner());
         let list = table.entry(hash).or_default();
@@ -461,6 +470,44 @@ mod tests {
             .collect();
         all.sort();
         all
+    }
+
+    /// Past its limit, a table counts a new label set with its name and code as `other`; a
+    /// series already made keeps its own (a gateway answering with its upstreams' codes stays
+    /// bounded).
+    #[test]
+    fn a_table_past_its_limit_folds_new_names_and_codes() {
+        let table = Operations::bounded("tcp", 2);
+        let call = |tool: &'static str, error: ErrorType| Labels {
+            method: "tools/call",
+            tool,
+            prompt: "",
+            version: "",
+            outcome: "jsonrpc_error",
+            error,
+        };
+        table.observe(&call("a", ErrorType::Code(-1)), Duration::from_micros(5));
+        table.observe(&call("b", ErrorType::Code(-2)), Duration::from_micros(5));
+        for code in 3..10 {
+            table.observe(&call("c", ErrorType::Code(-code)), Duration::from_micros(5));
+        }
+        table.observe(&call("a", ErrorType::Code(-1)), Duration::from_micros(5));
+        let mut seen: Vec<(String, String, u64)> = table
+            .shards
+            .iter()
+            .flat_map(|shard| {
+                let t = shard.read().unwrap();
+                t.values()
+                    .flatten()
+                    .map(|e| (e.key.tool.to_string(), e.key.error.label(), e.series.counts().0.iter().sum()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [("a".into(), "-1".into(), 2), ("b".into(), "-2".into(), 1), ("other".into(), "other".into(), 7)]
+        );
     }
 
     /// The series a thread keeps at hand are the tables' own: more label sets than it keeps,

@@ -121,8 +121,8 @@ impl TraceContext {
     /// The same, with `parent` as the span requests sent on are children of (a hop that
     /// records a span of its own); the caller's `tracestate` and `baggage` kept.
     pub fn with_parent(mut self, parent: TraceParent) -> TraceContext {
-        if self.parent.is_none() {
-            // A new trace: the caller's state was for no trace of this one.
+        if self.parent.is_none_or(|old| old.trace_id != parent.trace_id) {
+            // Another trace: the caller's state was for none of this one.
             self.tracestate = None;
         }
         self.parent = Some(parent);
@@ -172,50 +172,75 @@ const TRACESTATE_ENTRIES: usize = 32;
 pub const BAGGAGE_LIMIT: usize = 8192;
 const BAGGAGE_ENTRIES: usize = 64;
 
-/// A `tracestate` entry: `key=value`, the key lower-case letters, digits and `_-*/` with at
-/// most one `@` (a tenant), the value printable ASCII without `,` or `=` and not ending in a
-/// space.
-fn tracestate_entry(entry: &str) -> bool {
-    let Some((key, value)) = entry.split_once('=') else { return false };
-    let key_ok = !key.is_empty()
-        && key.len() <= 256
-        && key.bytes().filter(|&b| b == b'@').count() <= 1
-        && key.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/@".contains(&b));
+/// A `tracestate` key, by W3C's grammar: a simple key (a lower-case letter, then up to 255
+/// lower-case letters, digits and `_-*/`) or a multi-tenant one, `tenant@system` (a tenant of a
+/// lower-case letter or digit and up to 240 more, a system of a lower-case letter and up to 13
+/// more).
+fn tracestate_key(key: &str) -> bool {
+    let rest = |part: &str, most: usize| {
+        part.len() <= most
+            && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"_-*/".contains(&b))
+    };
+    match key.split_once('@') {
+        None => key.as_bytes().first().is_some_and(u8::is_ascii_lowercase) && rest(&key[1..], 255),
+        Some((tenant, system)) => {
+            tenant.as_bytes().first().is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                && rest(&tenant[1..], 240)
+                && system.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+                && rest(&system[1..], 13)
+        }
+    }
+}
+
+/// A `tracestate` entry: `key=value`, the key by [`tracestate_key`], the value 1 to 256
+/// printable ASCII characters without `,` or `=`, not ending in a space. Its key, when valid.
+fn tracestate_entry(entry: &str) -> Option<&str> {
+    let (key, value) = entry.split_once('=')?;
     let value_ok = !value.is_empty()
         && value.len() <= 256
         && !value.ends_with(' ')
         && value.bytes().all(|b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=');
-    key_ok && value_ok
+    (tracestate_key(key) && value_ok).then_some(key)
 }
 
 /// The `tracestate` a request's `_meta` carries, as a hop passes it on: `None` unless it is a
-/// string of valid entries (at most 32; empty entries and the spaces around entries are left
-/// out); longer than [`TRACESTATE_LIMIT`] bytes, it is cut as W3C says — entries over 128
-/// characters first, then from the end. Borrowed when nothing was left out.
+/// string of valid entries with distinct keys (at most 32; empty entries and the spaces around
+/// entries are left out); longer than [`TRACESTATE_LIMIT`] bytes, it is cut as W3C says —
+/// entries over 128 characters first, from the end, until it fits, then entries from the end.
+/// Borrowed when nothing was left out.
 pub fn tracestate(extra: &JsonObject) -> Option<Cow<'_, str>> {
     let text = extra.get(TRACESTATE)?.as_str()?;
     let entries: Vec<&str> =
         text.split(',').map(|e| e.trim_matches([' ', '\t'])).filter(|e| !e.is_empty()).collect();
-    if entries.is_empty()
-        || entries.len() > TRACESTATE_ENTRIES
-        || !entries.iter().all(|e| tracestate_entry(e))
-    {
+    if entries.is_empty() || entries.len() > TRACESTATE_ENTRIES {
         return None;
+    }
+    let mut keys = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        let key = tracestate_entry(entry)?;
+        if keys.contains(&key) {
+            // W3C: a duplicated key makes the whole value invalid.
+            return None;
+        }
+        keys.push(key);
     }
     let joined_len =
         |entries: &[&str]| entries.iter().map(|e| e.len()).sum::<usize>() + entries.len().saturating_sub(1);
     let mut kept = entries;
-    if joined_len(&kept) > TRACESTATE_LIMIT {
-        kept.retain(|e| e.len() <= 128);
-        while joined_len(&kept) > TRACESTATE_LIMIT {
-            kept.pop();
+    while joined_len(&kept) > TRACESTATE_LIMIT {
+        match kept.iter().rposition(|e| e.len() > 128) {
+            Some(large) => {
+                kept.remove(large);
+            }
+            None => {
+                kept.pop();
+            }
         }
     }
     if kept.is_empty() {
         return None;
     }
-    let joined_len = joined_len(&kept);
-    if joined_len == text.len() {
+    if joined_len(&kept) == text.len() {
         // Nothing was left out: it is the text itself.
         return Some(Cow::Borrowed(text));
     }
@@ -287,12 +312,40 @@ mod tests {
             Some("a=1,tenant@vendor=x y"),
             "spaces and empty entries left out"
         );
-        for bad in ["", "noequals", "Upper=1", "a=", "a=1,b=has,comma", "a=b=c", "k@x@y=1", "a=tab\there"] {
+        for bad in [
+            "",
+            "noequals",
+            "Upper=1",
+            "a=",
+            "a=1,b=has,comma",
+            "a=b=c",
+            "k@x@y=1",
+            "a=tab\there",
+            "foo=1,foo=2",
+            "@x=1",
+            "-a=1",
+            "_a=1",
+            "x@=1",
+            "t@1sys=1",
+            "t@systemtoolong12=1",
+        ] {
             assert_eq!(of(bad), None, "{bad:?}");
         }
         assert_eq!(tracestate(&meta(TRACESTATE, serde_json::json!(["a=1"]))), None, "not a string");
         let many: Vec<String> = (0..33).map(|i| format!("k{i}=v")).collect();
         assert_eq!(of(&many.join(",")), None, "more than 32 entries");
+        assert_eq!(
+            of("1tenant@sys=v,k=v").as_deref(),
+            Some("1tenant@sys=v,k=v"),
+            "a tenant may start with a digit"
+        );
+        // Only as many large entries go as must, the last first: here one of three.
+        let big: Vec<String> = ["a", "b", "c"].iter().map(|k| format!("{k}={}", "x".repeat(250))).collect();
+        assert_eq!(
+            of(&big.join(",")),
+            Some(format!("{},{}", big[0], big[1])),
+            "the last large entry goes first"
+        );
         // Over 512 bytes: the entries over 128 characters go first, then entries from the end.
         let long = format!("big={}", "x".repeat(200));
         let small: Vec<String> = (0..25).map(|i| format!("k{i:02}={}", "v".repeat(20))).collect();

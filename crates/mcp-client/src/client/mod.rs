@@ -485,6 +485,10 @@ impl Client {
     }
 }
 
+/// The method of a subscription stream (not observed: it has no duration of its own).
+const SUBSCRIPTIONS_LISTEN: &str =
+    <mcp_types::methods::SubscriptionsListen as mcp_types::RequestMethod>::METHOD;
+
 /// The trace context a request is sent with ([`Inner::encode`]): written where the request
 /// carries none, or over what it carries (`replace`: the observer's span is its parent).
 pub(crate) struct Traced {
@@ -562,7 +566,28 @@ impl Inner {
         mrtr: Mrtr,
         mut on_tagged: impl FnMut(mcp_types::Notification),
     ) -> Result<RawJson, ClientError> {
-        self.ensure_session().await?;
+        let context = self.request_context(params, options);
+        // A stream that lasts as long as it is read (`subscriptions/listen`) is no operation
+        // with a duration: it is not observed.
+        let observed = self.config.observer.as_ref().filter(|_| method != SUBSCRIPTIONS_LISTEN);
+        let start = || {
+            observed.and_then(|observer| {
+                observer.0.start(&crate::observe::StartedRequest::new(
+                    method,
+                    item_name(method, params),
+                    &context,
+                    crate::observe::network_transport(self.engine.transport.kind()),
+                ))
+            })
+        };
+        if let Err(e) = self.ensure_session().await {
+            // The request failed before it could be sent (a handshake again, refused): told so.
+            if let Some(watch) = start() {
+                crate::observe::Watching::new(watch)
+                    .finish(crate::observe::RequestOutcome::of(method, &Err(e.clone())));
+            }
+            return Err(e);
+        }
         let cache_key =
             if self.version().is_modern() { cache::ResultCache::key(method, params) } else { None };
         if let Some(key) = &cache_key
@@ -572,15 +597,7 @@ impl Inner {
         {
             return Ok(hit);
         }
-        let context = self.request_context(params, options);
-        let watch = self.config.observer.as_ref().and_then(|observer| {
-            observer.0.start(&crate::observe::StartedRequest::new(
-                method,
-                item_name(method, params),
-                &context,
-                crate::observe::network_transport(self.engine.transport.kind()),
-            ))
-        });
+        let watch = start();
         let traced = match watch.as_ref().and_then(|w| w.traceparent()) {
             // Sent under the watch's span: it replaces whatever parent the request had.
             Some(own) => Some(Traced { context: context.with_parent(own), replace: true }),
@@ -734,10 +751,10 @@ impl Inner {
         loop {
             let version = self.version();
             let id = self.engine.next_id();
+            let body = self.encode(&id, method, params, input, version, options, traced)?;
             if let Some(last_id) = last_id.as_deref_mut() {
                 *last_id = Some(id.clone());
             }
-            let body = self.encode(&id, method, params, input, version, options, traced)?;
             let mut headers = self.headers(method, params, version);
             headers.authorization = options.authorization.clone();
             let send_options = SendOptions {
@@ -819,12 +836,19 @@ impl Inner {
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
             if let Some(traced) = traced {
-                for (key, value) in traced.context.entries() {
-                    if traced.replace {
-                        meta.extra.insert(key.to_owned(), value.into());
-                    } else {
-                        meta.extra.entry(key).or_insert_with(|| value.into());
+                if traced.replace {
+                    // Under the observer's span: the request's own trace keys give way whole, so
+                    // that no state of another trace (or a malformed one) goes along.
+                    for key in [
+                        mcp_types::trace::TRACEPARENT,
+                        mcp_types::trace::TRACESTATE,
+                        mcp_types::trace::BAGGAGE,
+                    ] {
+                        meta.extra.remove(key);
                     }
+                }
+                for (key, value) in traced.context.entries() {
+                    meta.extra.entry(key).or_insert_with(|| value.into());
                 }
             }
             if version.is_modern() {
