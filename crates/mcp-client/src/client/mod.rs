@@ -11,6 +11,7 @@ mod params;
 mod skills;
 mod task;
 mod tools;
+mod traced;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -40,6 +41,7 @@ pub use task::{TaskFn, ToolOutcome};
 
 use cache::ResultCache;
 use tools::ToolTable;
+use traced::Traced;
 
 /// The versions this client speaks, newest first.
 pub const SUPPORTED_VERSIONS: [ProtocolVersion; 5] = [
@@ -485,25 +487,6 @@ impl Client {
     }
 }
 
-/// The method of a subscription stream (not observed: it has no duration of its own).
-const SUBSCRIPTIONS_LISTEN: &str =
-    <mcp_types::methods::SubscriptionsListen as mcp_types::RequestMethod>::METHOD;
-
-/// The trace context a request is sent with ([`Inner::encode`]): written where the request
-/// carries none, or over what it carries (`replace`: the observer's span is its parent).
-pub(crate) struct Traced {
-    context: mcp_types::trace::TraceContext,
-    replace: bool,
-}
-
-/// The tool or prompt a request names, for its observer.
-fn item_name<'a>(method: &str, params: &'a Map<String, Value>) -> Option<&'a str> {
-    use mcp_types::RequestMethod;
-    use mcp_types::methods::{CallTool, GetPrompt};
-    (method == CallTool::METHOD || method == GetPrompt::METHOD)
-        .then(|| params.get("name").and_then(Value::as_str))?
-}
-
 /// A request's params as the JSON object they are sent as (what [`Client::request_mrtr_raw_map`]
 /// takes): a type that serializes to nothing (`null`) is no params, anything else but an
 /// object is an error.
@@ -567,19 +550,7 @@ impl Inner {
         mut on_tagged: impl FnMut(mcp_types::Notification),
     ) -> Result<RawJson, ClientError> {
         let context = self.request_context(params, options);
-        // A stream that lasts as long as it is read (`subscriptions/listen`) is no operation
-        // with a duration: it is not observed.
-        let observed = self.config.observer.as_ref().filter(|_| method != SUBSCRIPTIONS_LISTEN);
-        let start = || {
-            observed.and_then(|observer| {
-                observer.0.start(&crate::observe::StartedRequest::new(
-                    method,
-                    item_name(method, params),
-                    &context,
-                    crate::observe::network_transport(self.engine.transport.kind()),
-                ))
-            })
-        };
+        let start = || self.watch(method, params, &context);
         if let Err(e) = self.ensure_session().await {
             // The request failed before it could be sent (a handshake again, refused): told so.
             if let Some(watch) = start() {
@@ -623,28 +594,6 @@ impl Inner {
             .await;
         watching.finish(crate::observe::RequestOutcome::of(method, &result));
         result
-    }
-
-    /// The trace context a request carries: its options' own (a `traceparent` in them), else
-    /// its params' `_meta`'s, else the client's ([`ClientBuilder::trace_context`]).
-    fn request_context(
-        &self,
-        params: &Map<String, Value>,
-        options: &RequestOptions,
-    ) -> mcp_types::trace::TraceContext {
-        use mcp_types::trace::{TRACEPARENT, TraceContext as Context};
-        if options.meta.contains_key(TRACEPARENT) {
-            return Context::from_meta(&options.meta);
-        }
-        if let Some(Value::Object(meta)) = params.get("_meta")
-            && meta.contains_key(TRACEPARENT)
-        {
-            return Context::from_meta(meta);
-        }
-        match &self.config.trace_context {
-            Some(current) => (current.0)(),
-            None => Context::default(),
-        }
     }
 
     /// The rounds of one logical call: each answer, MRTR's questions fulfilled, the result
@@ -836,20 +785,7 @@ impl Inner {
         let body = if own_meta {
             let mut meta = params::caller_meta(params, &options.meta);
             if let Some(traced) = traced {
-                if traced.replace {
-                    // Under the observer's span: the request's own trace keys give way whole, so
-                    // that no state of another trace (or a malformed one) goes along.
-                    for key in [
-                        mcp_types::trace::TRACEPARENT,
-                        mcp_types::trace::TRACESTATE,
-                        mcp_types::trace::BAGGAGE,
-                    ] {
-                        meta.extra.remove(key);
-                    }
-                }
-                for (key, value) in traced.context.entries() {
-                    meta.extra.entry(key).or_insert_with(|| value.into());
-                }
+                traced.write(&mut meta.extra);
             }
             if version.is_modern() {
                 meta.protocol_version = Some(version.as_str().to_owned());
