@@ -52,17 +52,7 @@ load_pin=() server_pin=() pinning="none"
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   load_pin=(taskset -c 0) server_pin=(taskset -c 1) pinning="gateway/server and upstream on core 1, load on core 0"
 fi
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-wait_port() {
-  for _ in $(seq 1 100); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.05
-  done
-  echo "error: nothing listens on port $1" >&2
-  return 1
-}
+source scripts/lib/net.sh
 
 # The upstream of the HTTP gateway: one `mcpkit serve --http`, for every HTTP run.
 upstream_port=$(free_port)

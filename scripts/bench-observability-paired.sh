@@ -41,11 +41,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 source scripts/lib/observation.sh
 
-wait_port() {
-  for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
-  echo "error: nothing listens on port $1" >&2
-  exit 1
-}
 # Nanoseconds the process has run on a CPU, all its threads.
 ran() { cat /proc/"$1"/task/*/schedstat | awk '{ns += $1} END {printf "%d", ns}'; }
 

@@ -55,9 +55,7 @@ if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   load_pin=(taskset -c 0) server_pin=(taskset -c 1) pinning="server on core 1, load on core 0"
 fi
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+source scripts/lib/net.sh
 
 # The server command for SERVER ("mcpkit", "rmcp", "limit") on TRANSPORT in ERA, or nothing when
 # that server was not given; PORT is used on HTTP. rmcp serves a legacy client over HTTP with

@@ -1,5 +1,5 @@
 # What scripts/bench-observability.sh and scripts/bench-observability-paired.sh share: the
-# binaries they run, a free port, and the trace sink. Sourced from the repository root with
+# binaries they run, a free port (scripts/lib/net.sh), and the trace sink. Sourced from the repository root with
 # `work` (a temporary folder) set.
 #
 # Sets MCPKIT, MCP_LOAD and SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}) and
@@ -12,9 +12,7 @@ for bin in "$MCPKIT" "$MCP_LOAD" "$SINK"; do
   [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
 done
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+source scripts/lib/net.sh
 
 # start_sink [PIN...]: starts mcp-otlp-sink (the bench crate), which takes every export on a
 # kept-alive connection and answers 200, as a collector does, without decoding it; run under
