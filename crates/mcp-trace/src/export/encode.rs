@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes, BytesMut};
-use mcp_server::observe::same_label as same;
+use mcp_server::observe::{same_label as same, same_name};
 
 use super::{Attributes, Item, Kind, Request, Span};
 
@@ -104,7 +104,7 @@ impl Template {
             }
             && match (&self.item, server.item) {
                 (Some((kind, name)), Some((other_kind, other_name))) => {
-                    *kind == other_kind && **name == *other_name
+                    *kind == other_kind && same_name(name, other_name)
                 }
                 (a, b) => a.is_none() && b.is_none(),
             }
@@ -312,6 +312,23 @@ pub(super) fn span_field(out: &mut Vec<u8>, record: &Span<'_>) {
         varint(&mut length, len as u64);
         out.splice(at..at + 2, length);
     }
+}
+
+/// Where the span field ([`span_field`]) that begins at `at` in `spans` ends: after its tag,
+/// its length's varint and that many bytes.
+pub(super) fn span_end(spans: &[u8], at: usize) -> usize {
+    let mut len = 0usize;
+    let mut shift = 0;
+    let mut i = at + 1;
+    while let Some(&byte) = spans.get(i) {
+        len |= usize::from(byte & 0x7f) << shift;
+        shift += 7;
+        i += 1;
+        if byte < 0x80 || shift >= usize::BITS as usize {
+            break;
+        }
+    }
+    (i + len).min(spans.len())
 }
 
 /// One `ExportTraceServiceRequest` of `batch`, as the pipeline writes them.

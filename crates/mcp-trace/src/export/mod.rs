@@ -1,6 +1,7 @@
 //! The span pipeline: a finished span is encoded as OTLP protobuf by the thread that finished it,
-//! while its values are still in that thread's cache, and appended to the batch being filled
-//! (one short lock, one copy); an export loop sends the batches over OTLP/HTTP. It is woken when
+//! while its values are still in that thread's cache, into that thread's own chunk (`chunks`),
+//! which joins the batch being filled a few dozen spans at a time; an export loop sends the
+//! batches over OTLP/HTTP. It is woken when
 //! a batch is full, when its delay is over and at shutdown — never once per span — and only
 //! writes the request's heads in front of what the batch already holds: it reads no span and
 //! frees nothing the request path allocated.
@@ -16,15 +17,18 @@
 //! `OTEL_BSP_MAX_QUEUE_SIZE` (spans waiting at most, default 2,048; beyond, spans are dropped
 //! and counted) and `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` (spans per request, default 512).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use mcp_metrics::OtlpTarget;
 
+mod chunks;
 mod encode;
 
-use encode::{Fixed, reclaim, span_field};
+use chunks::{CHUNK_BYTES, CHUNK_SPANS, Chunk, Chunks};
+use encode::{Fixed, reclaim, span_end, span_field};
 #[cfg(test)]
 use encode::{encode, key_value, varint, varint_len};
 
@@ -216,6 +220,11 @@ const SPARE: usize = 2;
 
 struct Shared {
     queue: Mutex<Queue>,
+    /// Each thread's spans not yet in `queue`.
+    chunks: Chunks,
+    /// `Queue::closing`, read without the lock by the request path (a span recorded after it
+    /// is dropped before it is encoded).
+    closed: AtomicBool,
     /// Wakes the export loop: a batch is full, a flush or the end is asked for.
     wake: tokio::sync::Notify,
     /// `true` once the export loop is over (its last export answered or given up).
@@ -246,19 +255,64 @@ struct Ended(Arc<Shared>);
 
 impl Drop for Ended {
     fn drop(&mut self) {
-        self.0.lock().closing = true;
+        self.0.close();
         self.0.ended.send_replace(true);
     }
-}
-
-thread_local! {
-    /// Where a span is encoded before it is appended to the batch (outside the queue's lock).
-    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn close(&self) {
+        self.lock().closing = true;
+        self.closed.store(true, Ordering::Relaxed);
+    }
+
+    /// How many spans a thread's chunk gathers before it is handed over: [`CHUNK_SPANS`], or a
+    /// batch, when batches are smaller (a full batch goes at once).
+    fn chunk_spans(&self) -> usize {
+        CHUNK_SPANS.min(self.batching.max_batch)
+    }
+
+    /// Appends `chunk`'s spans to the batches, as many as the queue has room for (the rest
+    /// dropped and counted), and empties it; wakes the export loop when a batch is full. Taken
+    /// while closing too: the loop's last export includes what the threads' chunks held.
+    fn take(&self, chunk: &mut Chunk) {
+        let batching = &self.batching;
+        let mut queue = self.lock();
+        let (mut at, mut left, mut full) = (0, chunk.spans, false);
+        while left > 0 {
+            let room = batching.max_queue.saturating_sub(queue.waiting);
+            if room == 0 {
+                queue.dropped += left as u64;
+                break;
+            }
+            if queue.filling.body.is_empty() {
+                let reused = queue.spare.pop();
+                queue.filling.body = self.fixed.open(batching.max_batch, reused);
+            }
+            let n = left.min(room).min(batching.max_batch - queue.filling.spans);
+            let mut end = at;
+            for _ in 0..n {
+                end = span_end(&chunk.bytes, end);
+            }
+            queue.filling.body.extend_from_slice(&chunk.bytes[at..end]);
+            queue.filling.spans += n;
+            queue.waiting += n;
+            (at, left) = (end, left - n);
+            if queue.filling.spans == batching.max_batch {
+                let batch = std::mem::take(&mut queue.filling);
+                queue.full.push(batch);
+                full = true;
+            }
+        }
+        drop(queue);
+        chunk.clear();
+        if full {
+            self.wake.notify_one();
+        }
     }
 }
 
@@ -284,6 +338,8 @@ impl Pipeline {
         driver: Driver,
     ) -> Result<Pipeline, String> {
         let shared = Arc::new(Shared {
+            chunks: Chunks::default(),
+            closed: AtomicBool::new(false),
             queue: Mutex::new(Queue {
                 full: Vec::new(),
                 filling: Batch::default(),
@@ -328,39 +384,25 @@ impl Pipeline {
         Ok(Pipeline { shared, thread: Mutex::new(thread) })
     }
 
-    /// Queues a finished span, encoded; dropped (and counted) when the queue is full.
+    /// Queues a finished span, encoded into this thread's chunk; dropped (and counted) when it
+    /// is handed over to a full queue.
     pub(crate) fn push(&self, span: &Span<'_>) {
-        SCRATCH.with_borrow_mut(|scratch| {
-            scratch.clear();
-            span_field(scratch, span);
-            let shared = &*self.shared;
-            let mut queue = shared.lock();
-            if queue.closing {
-                return;
-            }
-            if queue.waiting >= shared.batching.max_queue {
-                queue.dropped += 1;
-                return;
-            }
-            if queue.filling.body.is_empty() {
-                let reused = queue.spare.pop();
-                queue.filling.body = shared.fixed.open(shared.batching.max_batch, reused);
-            }
-            queue.filling.body.extend_from_slice(scratch);
-            queue.filling.spans += 1;
-            queue.waiting += 1;
-            if queue.filling.spans == shared.batching.max_batch {
-                let full = std::mem::take(&mut queue.filling);
-                queue.full.push(full);
-                drop(queue);
-                shared.wake.notify_one();
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        chunks::with_mine(shared, |chunk| {
+            span_field(&mut chunk.bytes, span);
+            chunk.spans += 1;
+            if chunk.spans >= shared.chunk_spans() || chunk.bytes.len() >= CHUNK_BYTES {
+                shared.take(chunk);
             }
         });
     }
 
     /// Asks the export loop to send what waits and end; spans ended after this are dropped.
     fn end(&self) {
-        self.shared.lock().closing = true;
+        self.shared.close();
         self.shared.wake.notify_one();
     }
 
@@ -444,6 +486,7 @@ impl Exporter {
                     None => woken.await,
                 }
             }
+            shared.chunks.drain(shared);
             let (batches, dropped, closing) = {
                 let mut queue = shared.lock();
                 queue.flush = false;

@@ -216,11 +216,12 @@ fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
     pipeline.push(&record(1, None, None).span());
     pipeline.push(&record(2, None, None).span());
     hanging.recv_timeout(Duration::from_secs(10)).expect("the first batch is being sent");
-    for n in 3..10 {
+    // Handed over two at a time (a batch's worth): 3 to 6 wait, 7 to 10 find the queue full.
+    for n in 3..=10 {
         pipeline.push(&record(n, None, None).span());
     }
     let queue = pipeline.shared.lock();
-    assert_eq!((queue.waiting, queue.dropped), (4, 3));
+    assert_eq!((queue.waiting, queue.dropped), (4, 4));
     assert_eq!(queue.full.len(), 2, "two full batches wait");
     assert_eq!(queue.filling.spans, 0);
 }
@@ -299,6 +300,19 @@ async fn next_export(
 /// the rest and returns when it is answered.
 #[test]
 fn a_task_on_the_servers_runtime_exports_without_a_thread_of_its_own() {
+    // The process's threads are counted: run alone, in a process of its own, where no other
+    // test starts or ends threads meanwhile.
+    const ALONE: &str = "MCPKIT_TRACE_TEST_ALONE";
+    if std::env::var_os(ALONE).is_none() {
+        let name = "export::tests::a_task_on_the_servers_runtime_exports_without_a_thread_of_its_own";
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([name, "--exact", "--test-threads=1"])
+            .env(ALONE, "1")
+            .status()
+            .unwrap();
+        assert!(status.success(), "the test, run alone, failed");
+        return;
+    }
     let (url, received) = receiver();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let threads = || std::fs::read_dir("/proc/self/task").map(|tasks| tasks.count()).unwrap_or(0);
@@ -432,6 +446,99 @@ fn spans_of_every_length_and_kind_decode() {
         (status.code, status.message.as_str()),
         (status::StatusCode::Error as i32, "JSON-RPC error -32602")
     );
+}
+
+/// Span fields are walked by their lengths, whichever number of bytes a length takes: how a
+/// thread's chunk is cut where a batch is full.
+#[test]
+fn span_fields_end_where_their_lengths_say() {
+    let owned: Vec<Owned> = [0usize, 200, 20_000]
+        .iter()
+        .zip(1..)
+        .map(|(len, n)| {
+            let mut r = record(n, None, None);
+            r.attributes = vec![("a", "y".repeat(*len))];
+            r
+        })
+        .collect();
+    let mut chunk = Vec::new();
+    let mut ends = Vec::new();
+    for r in &owned {
+        span_field(&mut chunk, &r.span());
+        ends.push(chunk.len());
+    }
+    let mut at = 0;
+    for end in ends {
+        at = span_end(&chunk, at);
+        assert_eq!(at, end);
+    }
+    assert_eq!(span_end(&chunk[..10], 0), 10, "a cut field ends with what there is");
+}
+
+/// Spans recorded on several threads, one of which has ended, all go out in the next export,
+/// in one batch; the ended thread's chunk is then forgotten, a live thread's kept.
+#[test]
+fn every_threads_spans_go_out_and_an_ended_threads_chunk_is_forgotten() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 64 };
+    let pipeline =
+        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    pipeline.push(&record(1, None, None).span());
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            pipeline.push(&record(2, None, None).span());
+            pipeline.push(&record(3, None, None).span());
+        });
+    });
+    let (kept, keep) = mpsc::channel::<()>();
+    let (pushed, was_pushed) = mpsc::channel();
+    let live = {
+        let pipeline = pipeline.clone();
+        std::thread::spawn(move || {
+            pipeline.push(&record(4, None, None).span());
+            pushed.send(()).unwrap();
+            let _ = keep.recv();
+        })
+    };
+    was_pushed.recv().unwrap();
+    assert_eq!(pipeline.shared.chunks.len(), 3, "a chunk per thread that recorded a span");
+    assert!(received.recv_timeout(Duration::from_millis(200)).is_err(), "nothing is due yet");
+    pipeline.flush();
+    let sent = received.recv_timeout(Duration::from_secs(10)).expect("flushed");
+    let mut names: Vec<String> =
+        sent.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.name.clone()).collect();
+    names.sort();
+    assert_eq!(names, ["tools/call t1", "tools/call t2", "tools/call t3", "tools/call t4"]);
+    assert_eq!(pipeline.shared.chunks.len(), 2, "the ended thread's chunk is gone, the live one's kept");
+    kept.send(()).unwrap();
+    live.join().unwrap();
+    pipeline.shutdown();
+}
+
+/// A thread's chunk joins the batches at [`CHUNK_SPANS`] spans, before any export is due:
+/// batches fill (and go) under a steady load on one thread.
+#[test]
+fn a_threads_chunk_is_handed_over_when_it_holds_its_share() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 128 };
+    let pipeline =
+        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    // Small spans: the count, not the bytes, decides.
+    let record_n = |n: usize| {
+        let mut small = record((n % 200) as u8, None, None);
+        small.attributes.clear();
+        pipeline.push(&small.span());
+    };
+    (0..CHUNK_SPANS * 2).for_each(record_n);
+    let sent = received.recv_timeout(Duration::from_secs(10)).expect("a full batch");
+    assert_eq!(sent.resource_spans[0].scope_spans[0].spans.len(), 128);
+    (0..CHUNK_SPANS - 1).for_each(record_n);
+    assert_eq!(pipeline.shared.lock().waiting, 0, "short of its share, the chunk keeps its spans");
+    record_n(0);
+    assert_eq!(pipeline.shared.lock().waiting, CHUNK_SPANS, "its share joins the batch being filled");
+    pipeline.shutdown();
+    let rest = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
+    assert_eq!(rest.resource_spans[0].scope_spans[0].spans.len(), CHUNK_SPANS);
 }
 
 #[test]
