@@ -9,7 +9,7 @@ use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use mcp_server::observe::same_label as same;
+use mcp_server::observe::{same_label as same, same_name};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
 use prometheus_client::metrics::MetricType;
@@ -93,8 +93,8 @@ impl Key {
 
     fn is(&self, labels: &Labels<'_>) -> bool {
         same(self.method, labels.method)
-            && *self.tool == *labels.tool
-            && *self.prompt == *labels.prompt
+            && same_name(&self.tool, labels.tool)
+            && same_name(&self.prompt, labels.prompt)
             && same(self.version, labels.version)
             && same(self.outcome, labels.outcome)
             && self.error == labels.error

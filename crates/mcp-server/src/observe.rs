@@ -241,6 +241,10 @@ pub struct Observed<'a> {
     pub outcome: Outcome,
     /// From the server taking it up to its answer.
     pub duration: Duration,
+    /// When it ended, on the monotonic clock, as the server read it to measure `duration`: an
+    /// observer that needs the time of day turns it into one without reading the clock again
+    /// (`None`: it was not read, and the observer reads the clock itself).
+    pub ended: Option<std::time::Instant>,
     /// A `tools/call`'s or `prompts/get`'s arguments, only for an observer that
     /// [wants them](Observer::wants_arguments), with every value its schema marks secret
     /// (`writeOnly: true`, `format: "password"`) replaced by `"[redacted]"`.
@@ -262,6 +266,7 @@ impl<'a> Observed<'a> {
             session: None,
             outcome,
             duration,
+            ended: None,
             arguments: None,
             span: None,
         }
@@ -481,9 +486,56 @@ pub const METHODS: [&str; 15] = [
     "subscriptions/listen",
 ];
 
-/// `method` when MCP defines it ([`METHODS`]), else `"other"`.
+/// `method` when MCP defines it ([`METHODS`]), else `"other"`. A `match`, so each candidate is
+/// compared inline as a few integers of its known length (a search of the list called the
+/// library's `memcmp` for each candidate of the same length, twice a request).
 pub fn method_label(method: &str) -> &'static str {
-    METHODS.iter().find(|m| **m == method).copied().unwrap_or("other")
+    let at = match method {
+        "initialize" => 0,
+        "ping" => 1,
+        "server/discover" => 2,
+        "tools/list" => 3,
+        "tools/call" => 4,
+        "resources/list" => 5,
+        "resources/templates/list" => 6,
+        "resources/read" => 7,
+        "resources/subscribe" => 8,
+        "resources/unsubscribe" => 9,
+        "prompts/list" => 10,
+        "prompts/get" => 11,
+        "completion/complete" => 12,
+        "logging/setLevel" => 13,
+        "subscriptions/listen" => 14,
+        _ => return "other",
+    };
+    METHODS[at]
+}
+
+/// Whether two names (a tool's, a prompt's) are the same text, compared inline eight bytes at a
+/// time: the names a label holds are short, and the library's `memcmp` costs a call and its
+/// set-up for each. Longer ones are compared as usual.
+#[inline]
+pub fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 32 {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| u64::from_ne_bytes(s[at..at + 8].try_into().unwrap_or([0; 8]));
+    let mut at = 0;
+    while at + 8 <= a.len() {
+        if word(a, at) != word(b, at) {
+            return false;
+        }
+        at += 8;
+    }
+    let mut rest = 0u64;
+    for (i, (x, y)) in a[at..].iter().zip(&b[at..]).enumerate() {
+        rest |= u64::from(x ^ y) << (8 * i);
+    }
+    rest == 0
 }
 
 /// Whether two static labels ([`method_label`], a revision, an outcome) are equal: nearly always
@@ -553,10 +605,31 @@ mod tests {
 
     #[test]
     fn methods_outside_mcp_are_other() {
+        for method in METHODS {
+            assert_eq!(method_label(method), method, "{method} is its own label");
+        }
         assert_eq!(method_label("tools/call"), "tools/call");
         assert_eq!(method_label("subscriptions/listen"), "subscriptions/listen");
         assert_eq!(method_label("tools/call2"), "other");
         assert_eq!(method_label(""), "other");
+    }
+
+    /// Names of every length around the eight-byte words and the long-name limit are the same
+    /// exactly when their text is, whichever byte differs.
+    #[test]
+    fn names_are_the_same_exactly_when_their_text_is() {
+        for len in 0..40 {
+            let name: String = (0..len).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let copy = name.clone();
+            assert!(same_name(&name, &copy), "{name}");
+            assert!(!same_name(&name, &format!("{name}x")), "{name} and a longer one");
+            for at in 0..len {
+                let mut other = name.clone().into_bytes();
+                other[at] ^= 0x20;
+                let other = String::from_utf8(other).unwrap();
+                assert!(!same_name(&name, &other), "{name} and {other}");
+            }
+        }
     }
 
     #[test]

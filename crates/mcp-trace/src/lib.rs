@@ -26,7 +26,7 @@ mod export;
 mod requests;
 
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use export::{Attributes, Failure, Item, Kind, Pipeline, Request, Span};
 use mcp_server::Observer;
@@ -187,6 +187,38 @@ fn resource_attributes(
     attributes
 }
 
+/// How long a thread goes on turning monotonic instants into times of day from one reading of
+/// both clocks. The time of day may be slewed (NTP: at most 500 ppm, so 50 µs over this long)
+/// or stepped; a step shows in spans within this long.
+const ANCHOR_FOR: Duration = Duration::from_millis(100);
+
+/// The time of day at the monotonic instant `at` (of the last [`ANCHOR_FOR`]): a span's end,
+/// from the instant the server already read for its duration, without a third clock read a
+/// request.
+fn time_of_day(at: Instant) -> SystemTime {
+    use std::cell::Cell;
+    thread_local! {
+        static ANCHOR: Cell<Option<(Instant, SystemTime)>> = const { Cell::new(None) };
+    }
+    // The time of day at `at` by `anchor`, when `at` is within `within` of it.
+    let by =
+        |(instant, time): (Instant, SystemTime), within: Duration| match at.checked_duration_since(instant) {
+            Some(after) => (after <= within).then(|| time + after),
+            None => {
+                let before = instant.duration_since(at);
+                (before <= within).then(|| time.checked_sub(before)).flatten()
+            }
+        };
+    ANCHOR.with(|anchor| {
+        if let Some(time) = anchor.get().and_then(|a| by(a, ANCHOR_FOR)) {
+            return time;
+        }
+        let now = (Instant::now(), SystemTime::now());
+        anchor.set(Some(now));
+        by(now, Duration::MAX).unwrap_or(now.1)
+    })
+}
+
 /// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
 /// request id is written for every span).
 fn decimal(n: i64, digits: &mut [u8; 20]) -> &[u8] {
@@ -224,7 +256,7 @@ impl Observer for Tracing {
 
     fn finished(&self, r: &Observed<'_>) {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
-        let end = SystemTime::now();
+        let end = r.ended.map_or_else(SystemTime::now, time_of_day);
         let mut digits = [0u8; 20];
         let id = match r.id {
             mcp_types::RequestId::Number(n) => decimal(*n, &mut digits),
@@ -317,6 +349,26 @@ mod tests {
             let mut digits = [0u8; 20];
             assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
         }
+    }
+
+    /// An instant the server read turns into the time of day the clock would have said then,
+    /// on either side of the thread's anchor and after it has aged.
+    #[test]
+    fn an_instant_becomes_the_time_of_day_it_was() {
+        use std::time::{Duration, Instant, SystemTime};
+        let close = |a: SystemTime, b: SystemTime| {
+            let gap = a.duration_since(b).unwrap_or_else(|e| e.duration());
+            assert!(gap < Duration::from_millis(20), "{a:?} against {b:?}");
+        };
+        let (instant, time) = (Instant::now(), SystemTime::now());
+        close(super::time_of_day(instant), time);
+        std::thread::sleep(Duration::from_millis(30));
+        close(super::time_of_day(Instant::now()), SystemTime::now());
+        close(super::time_of_day(instant), time);
+        std::thread::sleep(super::ANCHOR_FOR + Duration::from_millis(20));
+        close(super::time_of_day(Instant::now()), SystemTime::now());
+        // Older than the anchor by more than it lasts: read again, and still right.
+        close(super::time_of_day(instant), time);
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) principal: SharedPrincipal,
     /// The request's watch, when it is observed: where a tool's failure (`isError`) is noted,
     /// and the tool it already looked up.
-    pub(crate) watch: Option<&'a watch::Watch>,
+    pub(crate) watch: Option<&'a watch::Watch<'a>>,
     /// The request's span as the parent of what its handler sends on (only when traced).
     pub(crate) trace: Option<mcp_types::trace::TraceParent>,
 }
@@ -150,7 +150,7 @@ struct Carried<'a> {
     sink: Arc<dyn MessageSink>,
     principal: SharedPrincipal,
     /// The request's watch (only when the request is observed).
-    watch: Option<&'a watch::Watch>,
+    watch: Option<&'a watch::Watch<'a>>,
     /// The request's span as the parent of what its handler sends on (only when traced).
     trace: Option<mcp_types::trace::TraceParent>,
 }
@@ -225,11 +225,10 @@ impl Server {
         sink: Arc<dyn MessageSink>,
         principal: Option<Arc<Principal>>,
     ) -> Option<Reply> {
-        let watch = self
-            .inner
-            .observer
-            .get()
-            .map(|observer| watch::Watch::new(self, observer, connection, &request, principal.as_ref()));
+        let watch =
+            self.inner.observer.get().map(|observer| {
+                watch::Watch::new(self, &**observer, connection, &request, principal.as_ref())
+            });
         let id = request.id.clone();
         let trace = watch.as_ref().and_then(|w| w.span.as_ref()).map(crate::observe::SpanIds::traceparent);
         let routed = match self.limited(&request, principal.as_deref()) {
