@@ -484,12 +484,16 @@ fn every_threads_spans_go_out_and_an_ended_threads_chunk_is_forgotten() {
     let pipeline =
         Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
     pipeline.push(&record(1, None, None).span());
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
+    // Joined, so its locals (its chunk's reference among them) are gone: a scope's end only
+    // waits for the closure to return.
+    let ended = {
+        let pipeline = pipeline.clone();
+        std::thread::spawn(move || {
             pipeline.push(&record(2, None, None).span());
             pipeline.push(&record(3, None, None).span());
-        });
-    });
+        })
+    };
+    ended.join().unwrap();
     let (kept, keep) = mpsc::channel::<()>();
     let (pushed, was_pushed) = mpsc::channel();
     let live = {
