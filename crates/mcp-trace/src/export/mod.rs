@@ -1,10 +1,9 @@
 //! The span pipeline: a finished span is encoded as OTLP protobuf by the thread that finished it,
 //! while its values are still in that thread's cache, into that thread's own chunk (`chunks`),
 //! which joins the batch being filled a few dozen spans at a time; an export loop sends the
-//! batches over OTLP/HTTP. It is woken when
-//! a batch is full, when its delay is over and at shutdown — never once per span — and only
-//! writes the request's heads in front of what the batch already holds: it reads no span and
-//! frees nothing the request path allocated.
+//! batches over OTLP/HTTP. It is woken when a batch is full, when its delay is over and at
+//! shutdown — never once per span — and only writes the request's heads in front of what the
+//! batch already holds: it reads no span and frees nothing the request path allocated.
 //!
 //! The loop runs where [`Driver`] says: a task on the server's own runtime, or a thread of its
 //! own with a one-thread runtime (for a process that has no runtime running while it traces).
