@@ -46,9 +46,19 @@ impl crate::OtlpTarget {
     where
         B: AsRef<[u8]> + Into<reqwest::Body>,
     {
+        self.post_to(client, self.url.as_str(), body, items).await;
+    }
+
+    /// [`OtlpTarget::post`] to `url`: this target's URL parsed once by a caller that posts
+    /// often (the trace exporter, every batch), instead of parsed again for each request.
+    pub async fn post_to<U, B>(&self, client: &reqwest::Client, url: U, body: B, items: &str)
+    where
+        U: reqwest::IntoUrl,
+        B: AsRef<[u8]> + Into<reqwest::Body>,
+    {
         let (body, encoding) = self.encoded(body);
         let mut request =
-            client.post(&self.url).header(reqwest::header::CONTENT_TYPE, "application/x-protobuf").body(body);
+            client.post(url).header(reqwest::header::CONTENT_TYPE, "application/x-protobuf").body(body);
         if let Some(encoding) = encoding {
             request = request.header(reqwest::header::CONTENT_ENCODING, encoding);
         }

@@ -353,7 +353,7 @@ impl Pipeline {
             batching,
             fixed: Fixed::new(&resource),
         });
-        let exporter = Exporter { target };
+        let exporter = Exporter { url: reqwest::Url::parse(&target.url).ok(), target };
         let thread = match driver {
             Driver::Task(runtime) => {
                 let client = {
@@ -441,6 +441,8 @@ impl Drop for Pipeline {
 }
 
 struct Exporter {
+    /// The target's URL, parsed once (`None`: it does not parse, and each post says so).
+    url: Option<reqwest::Url>,
     target: OtlpTarget,
 }
 
@@ -520,7 +522,10 @@ impl Exporter {
 
     async fn export(&self, client: &reqwest::Client, body: bytes::Bytes, count: usize) {
         let items = if count == 1 { "1 span".to_owned() } else { format!("{count} spans") };
-        self.target.post(client, body, &items).await;
+        match &self.url {
+            Some(url) => self.target.post_to(client, url.clone(), body, &items).await,
+            None => self.target.post(client, body, &items).await,
+        }
     }
 }
 
