@@ -34,15 +34,14 @@ REQUESTS=${REQUESTS:-20000}
 CONCURRENCY=${CONCURRENCY:-1}
 TEXT_BYTES=${TEXT_BYTES:-16}
 RELAY_BIN=${RELAY_BIN:-$(dirname "$MCP_LOAD")/mcp-relay}
-for bin in "$MCPKIT" "$MCP_LOAD" ${RELAY:+"$RELAY_BIN"}; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
+source scripts/lib/processes.sh
+require_built "$MCPKIT" "$MCP_LOAD" ${RELAY:+"$RELAY_BIN"}
 MCPKIT=$(cd "$(dirname "$MCPKIT")" && pwd)/$(basename "$MCPKIT")
 
 work=$(mktemp -d)
 upstream_pid=
 cleanup() {
-  if [ -n "$upstream_pid" ]; then kill "$upstream_pid" 2>/dev/null || true; wait "$upstream_pid" 2>/dev/null || true; fi
+  stop_quietly "$upstream_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -30,7 +30,7 @@ SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
 work=$(mktemp -d)
 sink_pid=
 cleanup() {
-  if [ -n "$sink_pid" ]; then kill "$sink_pid" 2>/dev/null || true; wait "$sink_pid" 2>/dev/null || true; fi
+  stop_quietly "$sink_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT

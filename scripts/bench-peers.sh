@@ -35,9 +35,8 @@ CONNECTIONS=${CONNECTIONS:-16}
 TEXT_BYTES=${TEXT_BYTES:-16}
 UPSTREAM_CORE=${UPSTREAM_CORE:-0}
 SERVERS=${ONLY:-serve gateway rmcp ceiling}
-for bin in "$MCPKIT" "$MCP_LOAD"; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
+source scripts/lib/processes.sh
+require_built "$MCPKIT" "$MCP_LOAD"
 MCPKIT=$(cd "$(dirname "$MCPKIT")" && pwd)/$(basename "$MCPKIT")
 RMCP=${PEERS:-}/rmcp-echo/target/release/rust-echo
 CEILING=${PEERS:-}/ceiling/target/release/http-ceiling
@@ -53,7 +52,7 @@ done
 work=$(mktemp -d)
 upstream_pid=
 cleanup() {
-  if [ -n "$upstream_pid" ]; then kill "$upstream_pid" 2>/dev/null || true; wait "$upstream_pid" 2>/dev/null || true; fi
+  stop_quietly "$upstream_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT

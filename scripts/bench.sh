@@ -30,9 +30,8 @@ MCPKIT=${MCPKIT:-target/release/mcpkit}
 MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
 RUNS=${RUNS:-3}
 SCALE=${SCALE:-100}
-for bin in "$MCPKIT" "$MCP_LOAD"; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
+source scripts/lib/processes.sh
+require_built "$MCPKIT" "$MCP_LOAD"
 for var in RMCP_ECHO CEILING_STDIO CEILING_HTTP; do
   if [ -n "${!var:-}" ] && [ ! -x "${!var}" ]; then
     echo "error: $var=${!var} is not an executable" >&2
@@ -44,7 +43,7 @@ case "$RUNS$SCALE" in *[!0-9]*) echo "error: RUNS and SCALE are whole numbers" >
 work=$(mktemp -d)
 load_pid=
 cleanup() {
-  if [ -n "$load_pid" ]; then kill "$load_pid" 2>/dev/null || true; wait "$load_pid" 2>/dev/null || true; fi
+  stop_quietly "$load_pid"
   rm -rf "$work"
 }
 trap cleanup EXIT

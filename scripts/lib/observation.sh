@@ -1,5 +1,5 @@
 # What scripts/bench-observability.sh and scripts/bench-observability-paired.sh share: the
-# binaries they run, a free port (scripts/lib/net.sh), and the trace sink. Sourced from the repository root with
+# binaries they run (checked by scripts/lib/processes.sh), a free port (scripts/lib/net.sh), and the trace sink. Sourced from the repository root with
 # `work` (a temporary folder) set.
 #
 # Sets MCPKIT, MCP_LOAD and SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}) and
@@ -8,9 +8,8 @@
 MCPKIT=${MCPKIT:-target/release/mcpkit}
 MCP_LOAD=${MCP_LOAD:-target/release/mcp-load}
 SINK=${SINK:-target/release/mcp-otlp-sink}
-for bin in "$MCPKIT" "$MCP_LOAD" "$SINK"; do
-  [ -x "$bin" ] || { echo "error: $bin is not built (cargo build --release -p mcpkit -p bench)" >&2; exit 2; }
-done
+source scripts/lib/processes.sh
+require_built "$MCPKIT" "$MCP_LOAD" "$SINK"
 
 source scripts/lib/net.sh
 
