@@ -192,6 +192,69 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
 }
 
+/// Spans of a thread that has not gathered its share yet, while another thread fills a batch.
+/// The thread stays alive (its chunk is not an ended thread's) until the test lets it go.
+fn quiet_thread(pipeline: &Arc<Pipeline>, spans: u8) -> mpsc::Sender<()> {
+    let (go, wait) = mpsc::channel::<()>();
+    let (pushed, done) = mpsc::channel();
+    let pipeline = pipeline.clone();
+    std::thread::spawn(move || {
+        (0..spans).for_each(|n| pipeline.push(&record(100 + n, None, None).span()));
+        pushed.send(()).unwrap();
+        let _ = wait.recv();
+    });
+    done.recv().unwrap();
+    go
+}
+
+/// A full batch goes alone: the spans gathered besides it (another thread's, short of its
+/// share) wait for the delay, not for the next full batch's export, so a steady load sends one
+/// export per batch rather than two.
+#[test]
+fn a_full_batch_goes_alone_and_the_rest_waits_for_the_delay() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 4 };
+    let pipeline =
+        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    let quiet = quiet_thread(&pipeline, 2);
+    (1..=4).for_each(|n| pipeline.push(&record(n, None, None).span()));
+    let full = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
+    let ids: Vec<u8> = full.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.span_id[0]).collect();
+    assert_eq!(ids, [1, 2, 3, 4]);
+    assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "the quiet thread's spans wait");
+    pipeline.shutdown();
+    let rest = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
+    let ids: Vec<u8> = rest.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.span_id[0]).collect();
+    assert_eq!(ids, [100, 101]);
+    drop(quiet);
+}
+
+/// The delay runs from the last time everything went: full batches sent one after another do
+/// not hold back a quiet thread's spans beyond it.
+#[test]
+fn full_batches_in_a_row_do_not_hold_back_a_quiet_threads_spans() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_millis(300), max_queue: 64, max_batch: 4 };
+    let pipeline =
+        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    let quiet = quiet_thread(&pipeline, 1);
+    let started = std::time::Instant::now();
+    let mut found = None;
+    // A full batch every 50 ms, for up to five seconds.
+    while found.is_none() && started.elapsed() < Duration::from_secs(5) {
+        (1..=4).for_each(|n| pipeline.push(&record(n, None, None).span()));
+        while let Ok(export) = received.recv_timeout(Duration::from_millis(50)) {
+            if export.resource_spans[0].scope_spans[0].spans.iter().any(|s| s.span_id[0] == 100) {
+                found = Some(started.elapsed());
+            }
+        }
+    }
+    let waited = found.expect("the quiet thread's span went out while full batches kept coming");
+    assert!(waited < Duration::from_secs(2), "it waited {waited:?}, the delay is 300 ms");
+    pipeline.shutdown();
+    drop(quiet);
+}
+
 /// While the thread is stuck sending (a receiver that takes the request and never
 /// answers), spans beyond `max_queue` are dropped and counted, not kept: the queue's memory
 /// is bounded whatever the receiver does.
