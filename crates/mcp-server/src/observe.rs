@@ -328,6 +328,16 @@ impl Observers {
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
+
+    /// The observer to give a server (`Server::observe`): `None` when there is none, the one
+    /// itself when there is one (no call through this list on every request), else the list.
+    pub fn into_observer(mut self) -> Option<std::sync::Arc<dyn Observer>> {
+        match self.list.len() {
+            0 => None,
+            1 => self.list.pop(),
+            _ => Some(std::sync::Arc::new(self)),
+        }
+    }
 }
 
 impl Observer for Observers {
@@ -548,6 +558,29 @@ pub fn same_label(a: &'static str, b: &'static str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server is given no list for one observer (the one itself), and a list that answers for
+    /// all of them for more.
+    #[test]
+    fn one_observer_is_given_as_itself_and_several_as_their_list() {
+        struct Tracer;
+        impl Observer for Tracer {
+            fn finished(&self, _: &Observed<'_>) {}
+            fn traces(&self) -> bool {
+                true
+            }
+            fn watches_transport(&self) -> bool {
+                false
+            }
+        }
+        assert!(Observers::new().into_observer().is_none());
+        let one: std::sync::Arc<dyn Observer> = std::sync::Arc::new(Tracer);
+        let given = Observers::new().with(one.clone()).into_observer().unwrap();
+        assert!(std::sync::Arc::ptr_eq(&given, &one));
+        let both =
+            Observers::new().with(one).with(std::sync::Arc::new(RequestLog::new())).into_observer().unwrap();
+        assert!(both.traces() && both.watches_transport(), "each asks what one of them asks");
+    }
 
     #[test]
     fn a_new_trace_is_sampled_by_its_id_and_a_callers_decision_is_followed() {

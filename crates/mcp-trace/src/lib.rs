@@ -192,28 +192,28 @@ fn resource_attributes(
 /// or stepped; a step shows in spans within this long.
 const ANCHOR_FOR: Duration = Duration::from_millis(100);
 
-/// The time of day at the monotonic instant `at` (of the last [`ANCHOR_FOR`]): a span's end,
-/// from the instant the server already read for its duration, without a third clock read a
-/// request.
-fn time_of_day(at: Instant) -> SystemTime {
+/// The time of day at the monotonic instant `at` (of the last [`ANCHOR_FOR`]), in nanoseconds
+/// since the Unix epoch: a span's end, from the instant the server already read for its
+/// duration, without a third clock read a request.
+fn time_of_day(at: Instant) -> u64 {
     use std::cell::Cell;
     thread_local! {
-        static ANCHOR: Cell<Option<(Instant, SystemTime)>> = const { Cell::new(None) };
+        static ANCHOR: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
     }
+    let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     // The time of day at `at` by `anchor`, when `at` is within `within` of it.
-    let by =
-        |(instant, time): (Instant, SystemTime), within: Duration| match at.checked_duration_since(instant) {
-            Some(after) => (after <= within).then(|| time + after),
-            None => {
-                let before = instant.duration_since(at);
-                (before <= within).then(|| time.checked_sub(before)).flatten()
-            }
-        };
+    let by = |(instant, time): (Instant, u64), within: Duration| match at.checked_duration_since(instant) {
+        Some(after) => (after <= within).then(|| time.saturating_add(nanos(after))),
+        None => {
+            let before = instant.duration_since(at);
+            (before <= within).then(|| time.saturating_sub(nanos(before)))
+        }
+    };
     ANCHOR.with(|anchor| {
         if let Some(time) = anchor.get().and_then(|a| by(a, ANCHOR_FOR)) {
             return time;
         }
-        let now = (Instant::now(), SystemTime::now());
+        let now = (Instant::now(), export::unix_nanos(SystemTime::now()));
         anchor.set(Some(now));
         by(now, Duration::MAX).unwrap_or(now.1)
     })
@@ -256,7 +256,7 @@ impl Observer for Tracing {
 
     fn finished(&self, r: &Observed<'_>) {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
-        let end = r.ended.map_or_else(SystemTime::now, time_of_day);
+        let end = r.ended.map_or_else(|| export::unix_nanos(SystemTime::now()), time_of_day);
         let mut digits = [0u8; 20];
         let id = match r.id {
             mcp_types::RequestId::Number(n) => decimal(*n, &mut digits),
@@ -319,7 +319,8 @@ impl ClientSpan {
         if !self.ids.sampled {
             return;
         }
-        let end = SystemTime::now();
+        let now = SystemTime::now();
+        let end = export::unix_nanos(now);
         let ids = &self.ids;
         self.tracing.record(&Span {
             trace_id: &ids.trace_id,
@@ -329,7 +330,7 @@ impl ClientSpan {
             name: (&self.name, None),
             kind: Kind::Client,
             end,
-            duration: end.duration_since(self.start).unwrap_or_default(),
+            duration: now.duration_since(self.start).unwrap_or_default(),
             attributes: Attributes::List(&attributes),
             error: error.as_deref(),
         });
@@ -356,17 +357,17 @@ mod tests {
     #[test]
     fn an_instant_becomes_the_time_of_day_it_was() {
         use std::time::{Duration, Instant, SystemTime};
-        let close = |a: SystemTime, b: SystemTime| {
-            let gap = a.duration_since(b).unwrap_or_else(|e| e.duration());
-            assert!(gap < Duration::from_millis(20), "{a:?} against {b:?}");
+        let now = || super::export::unix_nanos(SystemTime::now());
+        let close = |a: u64, b: u64| {
+            assert!(a.abs_diff(b) < 20_000_000, "{a} against {b}");
         };
-        let (instant, time) = (Instant::now(), SystemTime::now());
+        let (instant, time) = (Instant::now(), now());
         close(super::time_of_day(instant), time);
         std::thread::sleep(Duration::from_millis(30));
-        close(super::time_of_day(Instant::now()), SystemTime::now());
+        close(super::time_of_day(Instant::now()), now());
         close(super::time_of_day(instant), time);
         std::thread::sleep(super::ANCHOR_FOR + Duration::from_millis(20));
-        close(super::time_of_day(Instant::now()), SystemTime::now());
+        close(super::time_of_day(Instant::now()), now());
         // Older than the anchor by more than it lasts: read again, and still right.
         close(super::time_of_day(instant), time);
     }

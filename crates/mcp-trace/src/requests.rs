@@ -58,7 +58,7 @@ impl RequestWatch for Watch {
             return;
         }
         let duration = self.started.elapsed();
-        let end = SystemTime::now();
+        let end = crate::export::unix_nanos(SystemTime::now());
         let mut digits = [0u8; 20];
         let id: &[u8] = match finished.id {
             Some(mcp_types::RequestId::Number(n)) => decimal(*n, &mut digits),

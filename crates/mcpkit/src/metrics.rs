@@ -104,8 +104,8 @@ pub(crate) fn observe(
     } else if log.request_log {
         observers = observers.with(Arc::new(mcp_server::observe::RequestLog::new()));
     }
-    if !observers.is_empty() {
-        server.observe(Arc::new(observers));
+    if let Some(observer) = observers.into_observer() {
+        server.observe(observer);
     }
 }
 

@@ -8,7 +8,6 @@
 //! pair, they were a sixth of what tracing a small call cost.
 
 use std::cell::RefCell;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Buf, Bytes, BytesMut};
 use mcp_server::observe::{same_label as same, same_name};
@@ -143,45 +142,56 @@ fn shared_attributes(out: &mut Vec<u8>, server: &Request<'_>) {
     });
 }
 
-fn nanos(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-}
-
-/// One `Span` message (without its own tag and length).
+/// One `Span` message (without its own tag and length). The fields of a fixed size go in a
+/// few writes of a few bytes each, not one write per tag, length and value: a span is written
+/// for every request.
 fn span(out: &mut Vec<u8>, r: &Span<'_>) {
-    bytes(out, 1, r.trace_id);
-    bytes(out, 2, r.span_id);
+    // The ids: tag, length and bytes of both in one write.
+    let mut ids = [0u8; 28];
+    ids[..2].copy_from_slice(&[1 << 3 | LEN, 16]);
+    ids[2..18].copy_from_slice(r.trace_id);
+    ids[18..20].copy_from_slice(&[2 << 3 | LEN, 8]);
+    ids[20..].copy_from_slice(r.span_id);
+    out.extend_from_slice(&ids);
     if let Some(state) = r.trace_state.filter(|s| !s.is_empty()) {
         bytes(out, 3, state.as_bytes());
     }
     if let Some(parent) = r.parent {
-        bytes(out, 4, parent);
+        let mut field = [4 << 3 | LEN, 8, 0, 0, 0, 0, 0, 0, 0, 0];
+        field[2..].copy_from_slice(parent);
+        out.extend_from_slice(&field);
     }
     match r.name {
         (name, None) => bytes(out, 5, name.as_bytes()),
         (first, Some(second)) => {
-            tag(out, 5, LEN);
-            varint(out, (first.len() + 1 + second.len()) as u64);
+            let len = first.len() + 1 + second.len();
+            if len < 0x80 {
+                out.extend_from_slice(&[5 << 3 | LEN, len as u8]);
+            } else {
+                tag(out, 5, LEN);
+                varint(out, len as u64);
+            }
             out.extend_from_slice(first.as_bytes());
             out.push(b' ');
             out.extend_from_slice(second.as_bytes());
         }
     }
-    // SpanKind: SERVER = 2, CLIENT = 3.
-    tag(out, 6, 0);
-    varint(
-        out,
+    // The kind (SERVER = 2, CLIENT = 3), then the start and the end (fixed64), in one write.
+    let end = r.end;
+    let start = end.saturating_sub(u64::try_from(r.duration.as_nanos()).unwrap_or(u64::MAX));
+    let mut times = [0u8; 20];
+    times[..2].copy_from_slice(&[
+        6 << 3,
         match r.kind {
             Kind::Server => 2,
             Kind::Client => 3,
         },
-    );
-    let end = nanos(r.end);
-    let start = end.saturating_sub(u64::try_from(r.duration.as_nanos()).unwrap_or(u64::MAX));
-    tag(out, 7, 1);
-    out.extend_from_slice(&start.to_le_bytes());
-    tag(out, 8, 1);
-    out.extend_from_slice(&end.to_le_bytes());
+    ]);
+    times[2] = 7 << 3 | 1;
+    times[3..11].copy_from_slice(&start.to_le_bytes());
+    times[11] = 8 << 3 | 1;
+    times[12..].copy_from_slice(&end.to_le_bytes());
+    out.extend_from_slice(&times);
     match &r.attributes {
         Attributes::Request(server) => {
             shared_attributes(out, server);
@@ -193,7 +203,13 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
             }
         }
     }
-    // Status: unset (an empty message), or ERROR (2) with its message.
+    // Flags: sampled, and whether the parent is remote (it is, when there is one).
+    let flags: u32 = 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 };
+    // Field 16, fixed32: the tag 16 << 3 | 5 = 133 is the varint 0x85 0x01.
+    let mut flags_field = [0x85, 0x01, 0, 0, 0, 0];
+    flags_field[2..].copy_from_slice(&flags.to_le_bytes());
+    // Status: unset (an empty message), or ERROR (2) with its message; then the flags
+    // (field 16: a two-byte tag).
     match r.status_message() {
         Some(message) => {
             let len = 1 + varint_len(message.len() as u64) + message.len() + 2;
@@ -202,13 +218,14 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
             bytes(out, 2, message.as_bytes());
             tag(out, 3, 0);
             varint(out, 2);
+            out.extend_from_slice(&flags_field);
         }
-        None => bytes(out, 15, &[]),
+        None => {
+            let mut unset = [15 << 3 | LEN, 0, 0, 0, 0, 0, 0, 0];
+            unset[2..].copy_from_slice(&flags_field);
+            out.extend_from_slice(&unset);
+        }
     }
-    // Flags: sampled, and whether the parent is remote (it is, when there is one).
-    tag(out, 16, 5);
-    let flags: u32 = 0x01 | 0x100 | if r.parent.is_some() { 0x200 } else { 0 };
-    out.extend_from_slice(&flags.to_le_bytes());
 }
 
 /// What every export request of one exporter begins with: the `Resource` message as the

@@ -51,13 +51,19 @@ pub(crate) struct Span<'a> {
     /// span's method and the tool or prompt it names).
     pub(crate) name: (&'a str, Option<&'a str>),
     pub(crate) kind: Kind,
-    pub(crate) end: SystemTime,
+    /// When it ended, in nanoseconds since the Unix epoch ([`unix_nanos`]).
+    pub(crate) end: u64,
     /// How long the span lasted: its start is `end - duration`.
     pub(crate) duration: Duration,
     pub(crate) attributes: Attributes<'a>,
     /// The status message of a failed span (a request's span's comes from its
     /// [`Request::failure`]).
     pub(crate) error: Option<&'a str>,
+}
+
+/// `time` in nanoseconds since the Unix epoch, as OTLP writes times (0 before it).
+pub(crate) fn unix_nanos(time: SystemTime) -> u64 {
+    time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
 /// A span's attributes: a request's span's (a server's, or a client's for one request) are
