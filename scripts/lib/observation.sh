@@ -1,6 +1,6 @@
 # What scripts/bench-observability.sh and scripts/bench-observability-paired.sh share: the
-# binaries they run (checked by scripts/lib/processes.sh), a free port (scripts/lib/net.sh), and the trace sink. Sourced from the repository root with
-# `work` (a temporary folder) set.
+# binaries they run (checked by scripts/lib/processes.sh), a free port (scripts/lib/net.sh), and
+# the trace sink. Sourced from the repository root with `work` (a temporary folder) set.
 #
 # Sets MCPKIT, MCP_LOAD and SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}) and
 # exits with 2 when one is not built.

@@ -2,8 +2,8 @@
 //! thread writes, reused span after span, so that encoding a span writes to memory already in
 //! that core's cache. The chunk is handed over to the pipeline's queue whole, when it holds
 //! [`CHUNK_SPANS`] spans (or a batch's worth, when batches are smaller) or [`CHUNK_BYTES`]
-//! bytes, and the export loop takes what every thread's chunk holds before each export, so a
-//! span never waits longer than the batch delay.
+//! bytes, and the export loop takes what every thread's chunk holds when the batch delay is
+//! over (and at a flush and at the end), so a span never waits much longer than that delay.
 //!
 //! Why not append to the batch itself: a batch is a 100 KB body written once per 512 spans, so
 //! each span's bytes went to lines no cache held, and the queue's lock, released right after,
