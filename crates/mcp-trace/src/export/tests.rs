@@ -190,6 +190,20 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
 }
 
+/// A pipeline on a thread of its own, exporting to a [`receiver`], shared with the threads a
+/// test starts.
+fn shared_pipeline(batching: Batching) -> (Arc<Pipeline>, mpsc::Receiver<ExportTraceServiceRequest>) {
+    let (url, received) = receiver();
+    let pipeline =
+        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    (Arc::new(pipeline), received)
+}
+
+/// The first byte of each span id in `export`: which of the test's records it carries.
+fn first_bytes_of_ids(export: &ExportTraceServiceRequest) -> Vec<u8> {
+    export.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.span_id[0]).collect()
+}
+
 /// Spans of a thread that has not gathered its share yet, while another thread fills a batch.
 /// The thread stays alive (its chunk is not an ended thread's) until the test lets it go.
 fn quiet_thread(pipeline: &Arc<Pipeline>, spans: u8) -> mpsc::Sender<()> {
@@ -210,20 +224,16 @@ fn quiet_thread(pipeline: &Arc<Pipeline>, spans: u8) -> mpsc::Sender<()> {
 /// export per batch rather than two.
 #[test]
 fn a_full_batch_goes_alone_and_the_rest_waits_for_the_delay() {
-    let (url, received) = receiver();
-    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 4 };
-    let pipeline =
-        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    let (pipeline, received) =
+        shared_pipeline(Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 4 });
     let quiet = quiet_thread(&pipeline, 2);
     (1..=4).for_each(|n| pipeline.push(&record(n, None, None).span()));
     let full = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
-    let ids: Vec<u8> = full.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.span_id[0]).collect();
-    assert_eq!(ids, [1, 2, 3, 4]);
+    assert_eq!(first_bytes_of_ids(&full), [1, 2, 3, 4]);
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "the quiet thread's spans wait");
     pipeline.shutdown();
     let rest = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
-    let ids: Vec<u8> = rest.resource_spans[0].scope_spans[0].spans.iter().map(|s| s.span_id[0]).collect();
-    assert_eq!(ids, [100, 101]);
+    assert_eq!(first_bytes_of_ids(&rest), [100, 101]);
     drop(quiet);
 }
 
@@ -231,10 +241,8 @@ fn a_full_batch_goes_alone_and_the_rest_waits_for_the_delay() {
 /// not hold back a quiet thread's spans beyond it.
 #[test]
 fn full_batches_in_a_row_do_not_hold_back_a_quiet_threads_spans() {
-    let (url, received) = receiver();
-    let batching = Batching { delay: Duration::from_millis(300), max_queue: 64, max_batch: 4 };
-    let pipeline =
-        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    let (pipeline, received) =
+        shared_pipeline(Batching { delay: Duration::from_millis(300), max_queue: 64, max_batch: 4 });
     let quiet = quiet_thread(&pipeline, 1);
     let started = std::time::Instant::now();
     let mut found = None;
@@ -242,7 +250,7 @@ fn full_batches_in_a_row_do_not_hold_back_a_quiet_threads_spans() {
     while found.is_none() && started.elapsed() < Duration::from_secs(5) {
         (1..=4).for_each(|n| pipeline.push(&record(n, None, None).span()));
         while let Ok(export) = received.recv_timeout(Duration::from_millis(50)) {
-            if export.resource_spans[0].scope_spans[0].spans.iter().any(|s| s.span_id[0] == 100) {
+            if first_bytes_of_ids(&export).contains(&100) {
                 found = Some(started.elapsed());
             }
         }
@@ -540,10 +548,8 @@ fn span_fields_end_where_their_lengths_say() {
 /// in one batch; the ended thread's chunk is then forgotten, a live thread's kept.
 #[test]
 fn every_threads_spans_go_out_and_an_ended_threads_chunk_is_forgotten() {
-    let (url, received) = receiver();
-    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 64 };
-    let pipeline =
-        Arc::new(Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap());
+    let (pipeline, received) =
+        shared_pipeline(Batching { delay: Duration::from_secs(3600), max_queue: 64, max_batch: 64 });
     pipeline.push(&record(1, None, None).span());
     // Joined, so its locals (its chunk's reference among them) are gone: a scope's end only
     // waits for the closure to return.
