@@ -28,7 +28,7 @@ mod requests;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use export::{Attributes, Failure, Item, Kind, Pipeline, Request, Span};
+use export::{Failure, Item, Kind, Pipeline, Request, Span, What};
 use mcp_server::Observer;
 use mcp_server::observe::{Observed, Outcome, SpanIds};
 use mcp_types::trace::TraceParent;
@@ -281,12 +281,10 @@ impl Observer for Tracing {
             span_id: &ids.span_id,
             parent: ids.parent.as_ref(),
             trace_state: ids.tracestate.as_deref(),
-            // `method item`.
-            name: (r.method, r.name),
             kind: Kind::Server,
             end,
             duration: r.duration,
-            attributes: Attributes::Request(Request {
+            what: What::Request(Request {
                 method: r.method,
                 transport: self.transport,
                 id,
@@ -295,7 +293,6 @@ impl Observer for Tracing {
                 session: r.session,
                 failure,
             }),
-            error: None,
         });
     }
 }
@@ -327,12 +324,10 @@ impl ClientSpan {
             span_id: &ids.span_id,
             parent: ids.parent.as_ref(),
             trace_state: ids.tracestate.as_deref(),
-            name: (&self.name, None),
             kind: Kind::Client,
             end,
             duration: now.duration_since(self.start).unwrap_or_default(),
-            attributes: Attributes::List(&attributes),
-            error: error.as_deref(),
+            what: What::Command { name: &self.name, attributes: &attributes, error: error.as_deref() },
         });
     }
 }

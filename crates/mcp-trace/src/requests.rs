@@ -11,7 +11,7 @@ use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, Requ
 use mcp_server::observe::{SpanIds, method_label};
 use mcp_types::trace::TraceParent;
 
-use crate::export::{Attributes, Failure, Item, Kind, Request, Span};
+use crate::export::{Failure, Item, Kind, Request, Span, What};
 use crate::{Tracing, decimal};
 
 impl RequestObserver for Tracing {
@@ -75,17 +75,15 @@ impl RequestWatch for Watch {
             _ => Some(Failure::Other("transport_error")),
         };
         let ids = &self.ids;
-        let name = self.item.as_ref().map(|(_, name)| name.as_str());
         self.tracing.record(&Span {
             trace_id: &ids.trace_id,
             span_id: &ids.span_id,
             parent: ids.parent.as_ref(),
             trace_state: ids.tracestate.as_deref(),
-            name: (self.method, name),
             kind: Kind::Client,
             end,
             duration,
-            attributes: Attributes::Request(Request {
+            what: What::Request(Request {
                 method: self.method,
                 transport: self.transport,
                 id,
@@ -94,7 +92,6 @@ impl RequestWatch for Watch {
                 session: None,
                 failure,
             }),
-            error: None,
         });
     }
 }

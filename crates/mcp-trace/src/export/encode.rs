@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use bytes::{Buf, Bytes, BytesMut};
 use mcp_server::observe::{same_label as same, same_name};
 
-use super::{Attributes, Item, Kind, Request, Span};
+use super::{Item, Kind, Request, Span, What};
 
 const LEN: u8 = 2;
 
@@ -161,7 +161,11 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
         field[2..].copy_from_slice(parent);
         out.extend_from_slice(&field);
     }
-    match r.name {
+    let name = match &r.what {
+        What::Request(request) => (request.method, request.item.map(|(_, name)| name)),
+        What::Command { name, .. } => (*name, None),
+    };
+    match name {
         (name, None) => bytes(out, 5, name.as_bytes()),
         (first, Some(second)) => {
             let len = first.len() + 1 + second.len();
@@ -192,13 +196,13 @@ fn span(out: &mut Vec<u8>, r: &Span<'_>) {
     times[11] = 8 << 3 | 1;
     times[12..].copy_from_slice(&end.to_le_bytes());
     out.extend_from_slice(&times);
-    match &r.attributes {
-        Attributes::Request(server) => {
-            shared_attributes(out, server);
-            server.each_own(|key, value| key_value(out, 9, key, value));
+    match &r.what {
+        What::Request(request) => {
+            shared_attributes(out, request);
+            request.each_own(|key, value| key_value(out, 9, key, value));
         }
-        Attributes::List(list) => {
-            for (key, value) in *list {
+        What::Command { attributes, .. } => {
+            for (key, value) in *attributes {
                 key_value(out, 9, key, value.as_bytes());
             }
         }

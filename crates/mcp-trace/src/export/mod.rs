@@ -47,18 +47,12 @@ pub(crate) struct Span<'a> {
     pub(crate) span_id: &'a [u8; 8],
     pub(crate) parent: Option<&'a [u8; 8]>,
     pub(crate) trace_state: Option<&'a str>,
-    /// Its name: the first part, then the second after a space when there is one (a server
-    /// span's method and the tool or prompt it names).
-    pub(crate) name: (&'a str, Option<&'a str>),
     pub(crate) kind: Kind,
     /// When it ended, in nanoseconds since the Unix epoch ([`unix_nanos`]).
     pub(crate) end: u64,
     /// How long the span lasted: its start is `end - duration`.
     pub(crate) duration: Duration,
-    pub(crate) attributes: Attributes<'a>,
-    /// The status message of a failed span (a request's span's comes from its
-    /// [`Request::failure`]).
-    pub(crate) error: Option<&'a str>,
+    pub(crate) what: What<'a>,
 }
 
 /// `time` in nanoseconds since the Unix epoch, as OTLP writes times (0 before it).
@@ -66,15 +60,18 @@ pub(crate) fn unix_nanos(time: SystemTime) -> u64 {
     time.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
 }
 
-/// A span's attributes: a request's span's (a server's, or a client's for one request) are
-/// fields, written out in their order; a command's client span's are a list.
+/// What a span is of: its name, its attributes and how it failed.
 #[derive(Debug)]
-pub(crate) enum Attributes<'a> {
+pub(crate) enum What<'a> {
+    /// A request (a server's, or a client's for one request): named by its method and the
+    /// item it names (`tools/call echo`), its attributes fields written out in their order.
     Request(Request<'a>),
-    List(&'a [(&'static str, String)]),
+    /// A command's client span: its own name and attributes, and the status message of its
+    /// failure.
+    Command { name: &'a str, attributes: &'a [(&'static str, String)], error: Option<&'a str> },
 }
 
-/// What a span says about its request ([`Attributes::Request`]), on the server's side or the
+/// What a span says about its request ([`What::Request`]), on the server's side or the
 /// client's.
 #[derive(Debug)]
 pub(crate) struct Request<'a> {
@@ -161,10 +158,10 @@ impl Request<'_> {
 impl Span<'_> {
     /// The status message when the span failed.
     pub(crate) fn status_message(&self) -> Option<std::borrow::Cow<'_, str>> {
-        if let Some(error) = self.error {
-            return Some(error.into());
-        }
-        let Attributes::Request(request) = &self.attributes else { return None };
+        let request = match &self.what {
+            What::Request(request) => request,
+            What::Command { error, .. } => return error.map(Into::into),
+        };
         Some(match request.failure? {
             Failure::Tool => "the tool reported an error (isError)".into(),
             Failure::Code(code) => format!("JSON-RPC error {code}").into(),
@@ -299,10 +296,11 @@ impl Shared {
                 queue.filling.body = self.fixed.open(batching.max_batch, reused);
             }
             let n = left.min(room).min(batching.max_batch - queue.filling.spans);
-            let mut end = at;
-            for _ in 0..n {
-                end = span_end(&chunk.bytes, end);
-            }
+            let end = if n == left {
+                chunk.bytes.len()
+            } else {
+                (0..n).fold(at, |end, _| span_end(&chunk.bytes, end))
+            };
             queue.filling.body.extend_from_slice(&chunk.bytes[at..end]);
             queue.filling.spans += n;
             queue.waiting += n;

@@ -89,12 +89,14 @@ impl Owned {
             span_id: &self.span_id,
             parent: self.parent.as_ref(),
             trace_state: self.trace_state.as_deref(),
-            name: (&self.name, None),
             kind: self.kind,
             end: 2_000_000_000,
             duration: Duration::from_secs(1),
-            attributes: Attributes::List(&self.attributes),
-            error: self.error.as_deref(),
+            what: What::Command {
+                name: &self.name,
+                attributes: &self.attributes,
+                error: self.error.as_deref(),
+            },
         }
     }
 }
@@ -455,10 +457,8 @@ fn spans_of_every_length_and_kind_decode() {
     let spans = [sized(1, 0), sized(2, 200), sized(3, 20_000)];
     let ids = record(9, Some([3; 8]), None);
     let server = Span {
-        name: ("tools/call", Some("echo")),
         kind: Kind::Server,
-        error: None,
-        attributes: Attributes::Request(Request {
+        what: What::Request(Request {
             method: "tools/call",
             transport: "tcp",
             id: b"42",
@@ -471,7 +471,18 @@ fn spans_of_every_length_and_kind_decode() {
     };
     // A name of two parts whose length takes two bytes.
     let long_tool = "t".repeat(200);
-    let long_name = Span { name: ("tools/call", Some(&long_tool)), ..ids.span() };
+    let long_name = Span {
+        what: What::Request(Request {
+            method: "tools/call",
+            transport: "tcp",
+            id: b"",
+            item: Some((Item::Tool, &long_tool)),
+            version: None,
+            session: None,
+            failure: None,
+        }),
+        ..ids.span()
+    };
     let batch = [spans[0].span(), spans[1].span(), spans[2].span(), server, long_name];
     let resource = [("service.name".to_owned(), "svc".to_owned())];
     let body = encode(&Fixed::new(&resource), &batch);
@@ -660,10 +671,8 @@ fn a_trace_answer_s_partial_success_is_read_by_the_shared_reader() {
 /// A server span whose shared attributes name `tool` under `version`, with the request id `id`.
 fn server_span<'a>(ids: &'a Owned, tool: &'a str, version: Option<&'static str>, id: &'a str) -> Span<'a> {
     Span {
-        name: ("tools/call", Some(tool)),
         kind: Kind::Server,
-        error: None,
-        attributes: Attributes::Request(Request {
+        what: What::Request(Request {
             method: "tools/call",
             transport: "tcp",
             id: id.as_bytes(),
