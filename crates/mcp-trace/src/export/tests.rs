@@ -239,6 +239,22 @@ fn a_full_batch_goes_alone_and_the_rest_waits_for_the_delay() {
     drop(quiet);
 }
 
+/// A thread's chunk that does not fit what is left of the batch being filled is cut between
+/// two spans: the batch gets exactly its share, the next one the rest, and no span is lost,
+/// doubled or cut in two.
+#[test]
+fn a_chunk_is_cut_between_spans_where_the_batch_ends() {
+    // Chunks of about 40 of these spans (16 KiB), so the third no longer fits a batch of 100.
+    let (pipeline, received) =
+        shared_pipeline(Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 100 });
+    (1..=128).for_each(|n| pipeline.push(&record(n, None, None).span()));
+    let full = received.recv_timeout(Duration::from_secs(10)).expect("the full batch");
+    assert_eq!(first_bytes_of_ids(&full), (1..=100).collect::<Vec<u8>>());
+    pipeline.shutdown();
+    let rest = received.recv_timeout(Duration::from_secs(10)).expect("the rest, at shutdown");
+    assert_eq!(first_bytes_of_ids(&rest), (101..=128).collect::<Vec<u8>>());
+}
+
 /// The delay runs from the last time everything went: full batches sent one after another do
 /// not hold back a quiet thread's spans beyond it.
 #[test]
