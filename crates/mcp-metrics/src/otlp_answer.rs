@@ -88,7 +88,8 @@ impl crate::OtlpTarget {
 /// Reads a successful export's answer: at most [`ANSWER_LIMIT`] bytes, to its end so that its
 /// connection serves the next export. `Ok(Some)` when a protobuf answer reports a partial
 /// success; `Err` with what went wrong when the answer was longer than an answer can be or
-/// could not be read (the connection then goes with the response).
+/// could not be read (the connection then goes with the response, unless hyper's one last
+/// read on dropping it reaches the answer's end: at most one read buffer more).
 pub async fn read_answer(mut response: reqwest::Response) -> Result<Option<PartialSuccess>, String> {
     let protobuf = response
         .headers()
