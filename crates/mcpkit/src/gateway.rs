@@ -126,6 +126,13 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let code = runtime.block_on(async move {
+        // Caught before the upstreams start: a signal while they connect stops the gateway
+        // and them (the start is dropped, and the children it started with it), instead of
+        // killing the gateway by default and leaving its upstreams behind.
+        let mut signals = match signals::Signals::catch() {
+            Ok(signals) => signals,
+            Err(e) => return fail(format!("cannot catch signals: {e}")),
+        };
         let config = match &args.config {
             Some(file) => config::load(file).map_err(|e| e.to_string()),
             None => demonstration(),
@@ -190,9 +197,24 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Some(tracing) => options.upstream_requests(std::sync::Arc::new(tracing.clone())),
             None => options,
         };
-        let gateway = match Gateway::start_with(config, options).await {
-            Ok(gateway) => gateway,
-            Err(e) => return fail(e),
+        // A SIGHUP while starting is a reload asked for: done once the gateway serves.
+        let mut hangup = false;
+        let starting = Gateway::start_with(config, options);
+        tokio::pin!(starting);
+        let gateway = loop {
+            tokio::select! {
+                started = &mut starting => match started {
+                    Ok(gateway) => break gateway,
+                    Err(e) => return fail(e),
+                },
+                number = signals.next_number() => {
+                    if number == signals::SIGHUP {
+                        hangup = true;
+                        continue;
+                    }
+                    return signals::status(number);
+                }
+            }
         };
         let mut exporter = None;
         if !args.check {
@@ -218,12 +240,18 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         }
         let reloader =
             args.config.clone().map(|path| Reloader::new(gateway.clone(), policy, path, policy_file));
+        if hangup
+            && !args.check
+            && let Some(reloader) = &reloader
+        {
+            reloader.reload().await;
+        }
         let code = if args.check {
             check(&gateway)
         } else if let Some(addr) = http {
-            serve_http(&gateway, &args, &addr, session_key, reloader).await
+            serve_http(&gateway, &args, &addr, session_key, reloader, signals).await
         } else {
-            serve_stdio(&gateway, reloader).await
+            serve_stdio(&gateway, reloader, signals).await
         };
         gateway.close().await;
         if let Some(exporter) = exporter {
@@ -254,11 +282,11 @@ fn check(gateway: &Gateway) -> ExitCode {
 
 /// Serves stdin/stdout until the input ends or a signal (SIGINT, SIGTERM) arrives — then the
 /// gateway is closed, its upstreams with it; SIGHUP reloads the configuration.
-async fn serve_stdio(gateway: &Gateway, reloader: Option<Reloader>) -> ExitCode {
-    let mut signals = match signals::Signals::catch() {
-        Ok(signals) => signals,
-        Err(e) => return fail(format!("cannot catch signals: {e}")),
-    };
+async fn serve_stdio(
+    gateway: &Gateway,
+    reloader: Option<Reloader>,
+    mut signals: signals::Signals,
+) -> ExitCode {
     let reloading = reloader.clone().map(|reloader| tokio::spawn(reloader.watch()));
     let server = gateway.server();
     let serving = server.serve_stdio();
@@ -349,12 +377,10 @@ async fn serve_http(
     addr: &str,
     session_key: Option<mcp_http::SessionKey>,
     reloader: Option<Reloader>,
+    // Caught before the address is announced (before the upstreams started): whoever reads it
+    // may signal at once.
+    signals: signals::Signals,
 ) -> ExitCode {
-    // Signals are caught before the address is announced: whoever reads it may signal at once.
-    let signals = match signals::Signals::catch() {
-        Ok(signals) => signals,
-        Err(e) => return fail(format!("cannot catch signals: {e}")),
-    };
     let bound = match bind_http(addr).await {
         Ok(bound) => bound,
         Err(e) => return fail(e),

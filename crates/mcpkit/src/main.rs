@@ -413,6 +413,16 @@ fn serve_on(
     }
     if let Some(addr) = args.http {
         return runtime.block_on(async move {
+            // SIGINT/SIGTERM/SIGHUP: stop accepting, let requests in flight finish (a second
+            // signal stops at once). Caught before the address is announced: whoever reads it
+            // may signal at once.
+            let signals = match signals::Signals::catch() {
+                Ok(signals) => signals,
+                Err(e) => {
+                    eprintln!("mcpkit: cannot catch signals: {e}");
+                    return ExitCode::from(2);
+                }
+            };
             let bound = match bind_http(&addr).await {
                 Ok(bound) => bound,
                 Err(e) => {
@@ -440,15 +450,6 @@ fn serve_on(
                     auth.resource_metadata_url()
                 );
             }
-            // SIGINT/SIGTERM/SIGHUP: stop accepting, let requests in flight finish (a second
-            // signal stops at once).
-            let signals = match signals::Signals::catch() {
-                Ok(signals) => signals,
-                Err(e) => {
-                    eprintln!("mcpkit: cannot catch signals: {e}");
-                    return ExitCode::from(2);
-                }
-            };
             let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, signals::no_hangup());
             match mcp_http::serve_until(server, bound, Some(config), shutdown, SHUTDOWN_GRACE).await {
                 Ok(()) => ExitCode::SUCCESS,

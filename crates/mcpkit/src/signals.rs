@@ -21,7 +21,7 @@ const SIGINT: i32 = 2;
 const SIGTERM: i32 = 15;
 
 /// The exit status of a command ended by signal number `signal`.
-fn status(signal: i32) -> ExitCode {
+pub(crate) fn status(signal: i32) -> ExitCode {
     ExitCode::from(u8::try_from(128 + signal).unwrap_or(u8::MAX))
 }
 

@@ -170,3 +170,47 @@ fn a_modern_upstream_exits_by_itself_when_the_gateway_closes() {
     let err = check_with_stop_log("stop-modern", "");
     assert_stopped_by_itself(&err);
 }
+
+/// A signal while the upstreams are still starting (one that never answers its handshake):
+/// the gateway stops with the signal's status, and takes the upstream's whole process group
+/// with it rather than dying by default and leaving it behind.
+#[test]
+fn sigterm_while_an_upstream_starts_stops_the_gateway_and_the_upstream() {
+    let dir = Dir::new("sigterm-starting");
+    let silent = marker("term-starting");
+    let _sweep = Sweep(vec![silent.clone()]);
+    let config = dir.write_config(&format!(
+        "[servers.silent]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 600; true\"]\nstart_timeout_ms = 600000\n{}\n",
+        marker_env(&silent)
+    ));
+    // Waits for the shell and its sleep: the gateway is then in its start, waiting for the
+    // handshake that never comes.
+    let mut gateway = stdio_gateway(&config, std::slice::from_ref(&silent));
+
+    gateway_support::signal(gateway.0.id(), Signal::SIGTERM);
+    let (exited, stderr) = wait_exit(&mut gateway);
+    assert_eq!(exited.code(), Some(143), "{exited}: {stderr}");
+    assert_all_gone(&silent, &format!("SIGTERM while starting (gateway stderr: {stderr})"));
+}
+
+/// A SIGHUP while the upstreams are still starting asks for a reload: it does not stop the
+/// gateway, which goes on to serve (here until its stdin ends) once its upstream answers.
+#[test]
+fn sighup_while_an_upstream_starts_does_not_stop_the_gateway() {
+    let dir = Dir::new("sighup-starting");
+    let slow = marker("hup-starting");
+    let _sweep = Sweep(vec![slow.clone()]);
+    let config = dir.write_config(&format!(
+        "[servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 3; exec \\\"$$0\\\" serve --stdio\", {}]\n{}\n",
+        quoted(support::BIN),
+        marker_env(&slow)
+    ));
+    // The shell and its sleep: the upstream has not started its server yet.
+    let mut gateway = stdio_gateway(&config, std::slice::from_ref(&slow));
+
+    gateway_support::signal(gateway.0.id(), Signal::SIGHUP);
+    drop(gateway.0.stdin.take());
+    let (exited, stderr) = wait_exit(&mut gateway);
+    assert!(exited.success(), "{exited}: {stderr}");
+    assert_all_gone(&slow, "the end of stdin");
+}
