@@ -75,6 +75,8 @@ pub struct UpstreamStatus {
     pub failures: u64,
     /// Requests in flight now.
     pub in_flight: usize,
+    /// Requests waiting now for one of its `max_concurrency` slots.
+    pub waiting: usize,
     /// `shared` (one child or connection for every client) or `per-session`.
     pub sharing: String,
     /// Downstream sessions with a child of their own now (`per-session`).

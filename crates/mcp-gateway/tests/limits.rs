@@ -188,11 +188,20 @@ async fn a_call_cancelled_while_waiting_for_a_slot_never_runs() {
     .await;
     let second = downstream.clone();
     let b = tokio::spawn(async move { second.call_tool("held", json!({})).await });
-    // Time for the second call to reach the gateway and queue for the slot; then it is dropped.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The second call reaches the gateway and waits for the slot; then it is dropped, and the
+    // gateway gives up its wait.
+    poll("the second call waiting for the slot", DEADLINE, || async {
+        let waiting = front.upstream("limited").waiting;
+        if waiting == 1 { Ok(()) } else { Err(format!("{waiting} waiting")) }
+    })
+    .await;
     b.abort();
     let _ = b.await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    poll("the cancelled call no longer waiting", DEADLINE, || async {
+        let waiting = front.upstream("limited").waiting;
+        if waiting == 0 { Ok(()) } else { Err(format!("{waiting} waiting")) }
+    })
+    .await;
 
     shared.gate.add_permits(1);
     let a = bounded("the first call", a).await.unwrap();

@@ -86,6 +86,8 @@ pub(crate) struct Upstream {
     requests: AtomicU64,
     failures: AtomicU64,
     in_flight: AtomicUsize,
+    /// Requests waiting for a slot.
+    waiting: AtomicUsize,
     /// Downstream requests in flight through the shared connection that could be asked a
     /// question.
     callers: Arc<Callers>,
@@ -137,6 +139,7 @@ impl Upstream {
             requests: AtomicU64::new(0),
             failures: AtomicU64::new(0),
             in_flight: AtomicUsize::new(0),
+            waiting: AtomicUsize::new(0),
             callers: Arc::default(),
             children: sessions::Children::default(),
             session_starts: AtomicU64::new(0),
@@ -341,8 +344,17 @@ impl Upstream {
         .map_err(|e| (e, false))?;
         let admission =
             self.breaker.admit(self.name(), self.last_error().as_deref()).map_err(|e| (e, false))?;
-        let Ok(Ok(_permit)) = tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
-        else {
+        // A free slot is taken at once; only a request that must wait for one is counted as
+        // waiting (the semaphore is fair: no permit is free while others wait).
+        let acquired = match self.slots.try_acquire() {
+            Ok(permit) => Ok(Ok(permit)),
+            Err(_) => {
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+                let _waiting = Decrement(&self.waiting);
+                tokio::time::timeout(self.config.request_timeout, self.slots.acquire()).await
+            }
+        };
+        let Ok(Ok(_permit)) = acquired else {
             let busy = ErrorObject::internal(format!(
                 "upstream {} is busy: {} requests in flight, its limit, for longer than its timeout",
                 self.name(),
@@ -455,6 +467,7 @@ impl Upstream {
             requests: self.requests.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
             in_flight: self.in_flight.load(Ordering::Relaxed),
+            waiting: self.waiting.load(Ordering::Relaxed),
             sharing: self.config.sharing.as_str().to_owned(),
             sessions: self.children.len(),
             session_starts: self.session_starts.load(Ordering::Relaxed),
