@@ -392,7 +392,9 @@ async fn dropping_a_call_cancels_it_by_notification_on_stdio_and_by_stream_on_ht
     }
 }
 
-#[tokio::test]
+// On a paused clock: the timeouts and the progress race on time alone, which a loaded
+// machine must not decide.
+#[tokio::test(start_paused = true)]
 async fn progress_is_reported_and_can_keep_a_call_alive() {
     let (fake, rx) = Fake::new(
         TransportKind::Stdio,
@@ -882,7 +884,9 @@ fn endless_progress() -> (Arc<Fake>, mcp_client::transport::InboundReceiver, tok
     (fake, rx, pusher)
 }
 
-#[tokio::test]
+// On a paused clock: the timeouts and the progress race on time alone, which a loaded
+// machine must not decide.
+#[tokio::test(start_paused = true)]
 async fn progress_never_extends_a_call_past_its_maximum() {
     let max = Duration::from_millis(600);
     for per_call in [true, false] {

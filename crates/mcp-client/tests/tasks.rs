@@ -17,9 +17,9 @@ use mcp_types::{
 };
 use serde_json::json;
 
-/// Set when the long tool's work is dropped before it ends.
+/// Set when the long tool's work is dropped before it ends (`.0`), and when it starts (`.1`).
 #[derive(Clone, Default)]
-struct Dropped(Arc<AtomicBool>);
+struct Dropped(Arc<AtomicBool>, Arc<AtomicBool>);
 
 struct SetOnDrop(Arc<AtomicBool>);
 
@@ -31,6 +31,7 @@ impl Drop for SetOnDrop {
 
 async fn long(State(dropped): State<Dropped>) -> String {
     let _guard = SetOnDrop(dropped.0.clone());
+    dropped.1.store(true, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_secs(3600)).await;
     "never".into()
 }
@@ -168,7 +169,17 @@ async fn dropping_the_call_cancels_its_task() {
     let server = serve().await;
     let client = client(&server.url, true).await;
     let call = client.call_tool("long", json!({}));
-    assert!(tokio::time::timeout(Duration::from_millis(300), call).await.is_err(), "still running");
+    // The call runs until its work has started on the server; then it is dropped.
+    let started = async {
+        while !server.dropped.1.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        ended = call => panic!("the long call ended: {ended:?}"),
+        () = started => {}
+        () = tokio::time::sleep(Duration::from_secs(30)) => panic!("the long work never started"),
+    }
     for _ in 0..200 {
         if server.dropped.0.load(Ordering::SeqCst) {
             return;

@@ -197,7 +197,9 @@ async fn a_request_sent_without_an_id_is_acknowledged_and_never_run() {
 
 #[tokio::test]
 async fn a_session_unused_past_its_idle_limit_is_closed() {
-    let endpoint = start(|c| c.session_idle = Duration::from_millis(300)).await;
+    // A limit of a second (swept every 250 ms), pings ten times as often: a stall of the
+    // machine short of a second cannot expire the session in use.
+    let endpoint = start(|c| c.session_idle = Duration::from_secs(1)).await;
     let http = client();
     let idle = legacy_session(&http, &endpoint.url).await;
     let kept = legacy_session(&http, &endpoint.url).await;
@@ -210,8 +212,8 @@ async fn a_session_unused_past_its_idle_limit_is_closed() {
             .body(r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#)
             .send()
     };
-    // One session is used every 100 ms, the other not at all.
-    for _ in 0..8 {
+    // One session is used every 100 ms, the other not at all, for twice the limit.
+    for _ in 0..20 {
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert_eq!(ping(kept.clone()).await.unwrap().status(), 200, "a session in use was closed");
     }

@@ -330,7 +330,11 @@ async fn serve_until_stopped(
     (addr, stop, tokio::spawn(mcp_http::serve_until(server, bound, None, shutdown, grace)))
 }
 
+/// Told when `slow` starts (one test uses it).
+static SLOW_STARTED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
 async fn slow(Args(EchoArgs { text }): Args<EchoArgs>) -> String {
+    SLOW_STARTED.notify_one();
     tokio::time::sleep(Duration::from_millis(300)).await;
     text
 }
@@ -346,8 +350,8 @@ async fn graceful_shutdown_finishes_requests_in_flight_and_refuses_new_connectio
         tokio::spawn(
             async move { http(addr, "POST", &modern_headers("tools/call", Some("slow")), &body).await },
         );
-    // Shut down while the call runs (the tool sleeps 300 ms; the request is sent well before).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Shut down while the call runs (the tool says it started, then sleeps 300 ms).
+    tokio::time::timeout(Duration::from_secs(30), SLOW_STARTED.notified()).await.expect("the call runs");
     stop.send(()).unwrap();
     let reply =
         tokio::time::timeout(Duration::from_secs(30), in_flight).await.expect("the call hung").unwrap();

@@ -24,7 +24,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-async fn sleepy() -> &'static str {
+/// Sleeps, after saying it started (`Flood::entered`).
+async fn sleepy(State(flood): State<Flood>) -> &'static str {
+    flood.entered.notify_one();
     tokio::time::sleep(Duration::from_millis(800)).await;
     "slept"
 }
@@ -98,10 +100,12 @@ async fn exchange(addr: std::net::SocketAddr, raw: &str) -> String {
 
 #[tokio::test]
 async fn requests_beyond_the_in_flight_limit_get_503_with_retry_after() {
-    let addr = start(|c| c.max_in_flight = 1).await;
+    let (addr, sleeping) = start_with(|c| c.max_in_flight = 1).await;
     let request = post(addr, CALL, CALL.len());
     let first = tokio::spawn(async move { exchange(addr, &request).await });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::timeout(Duration::from_secs(30), sleeping.entered.notified())
+        .await
+        .expect("the first call runs");
     let second = exchange(addr, &post(addr, CALL, CALL.len())).await;
     assert!(second.starts_with("HTTP/1.1 503"), "{second}");
     assert!(second.to_ascii_lowercase().contains("retry-after: 1"), "{second}");

@@ -62,8 +62,10 @@ fn http_upstreams_beside_a_stdio_one() {
 #[test]
 fn a_slow_upstream_is_an_internal_error_naming_it() {
     let dir = Dir::new("slow");
-    // The countdown reports progress every second: a limit of 300 ms expires all the same.
-    let config = dir.write_config(&stdio_upstream("slow", "timeout_ms = 300"));
+    // The countdown reports progress every second, and progress restarts the limit: one of
+    // 800 ms expires between two reports (and leaves the start's requests room on a loaded
+    // machine).
+    let config = dir.write_config(&stdio_upstream("slow", "timeout_ms = 800"));
     let (code, out, err) = through_stdio(&config, &["-v", "call", "countdown", "--arg", "seconds=5"], None);
     assert_eq!(code, 4, "an error answer: {out}\n{err}");
     let answer = err

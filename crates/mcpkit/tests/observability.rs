@@ -500,13 +500,13 @@ fn otlp_metrics_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Vec<P
 #[test]
 fn metrics_are_pushed_over_otlp_every_interval_and_at_exit() {
     let (endpoint, exports) = otlp_metrics_receiver();
-    let serve = |interval: &str| {
+    let serve = |interval: &str, service: &str| {
         let mut command = support::command(&["serve", "--http", "127.0.0.1:0"]);
         command
             .env("MCPKIT_METRICS", "off")
             .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
             .env("OTEL_METRIC_EXPORT_INTERVAL", interval)
-            .env("OTEL_SERVICE_NAME", "pushed")
+            .env("OTEL_SERVICE_NAME", service)
             .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             .env("OTEL_TRACES_EXPORTER", "none");
         ListeningProcess::start(command)
@@ -523,7 +523,7 @@ fn metrics_are_pushed_over_otlp_every_interval_and_at_exit() {
     };
 
     // Every 200 ms.
-    let server = serve("200");
+    let server = serve("200", "pushed");
     let (code, _, err) = through_url(server.url(), &["call", "echo", "--arg", "text=hi"]);
     assert_eq!(code, 0, "{err}");
     let (code, _, _) = through_url(server.url(), &["call", "fail"]);
@@ -540,15 +540,19 @@ fn metrics_are_pushed_over_otlp_every_interval_and_at_exit() {
     assert!(echo.attributes.contains(&("network.transport".into(), "tcp".into())), "{echo:?}");
     drop(server);
 
-    // Once an hour: only the push at exit can carry the call.
-    exports.lock().unwrap().clear();
-    let mut server = serve("3600000");
+    // Once an hour: only the push at exit can carry the call. A service name of its own tells
+    // its exports from a push of the first server still being received.
+    let mut server = serve("3600000", "at-exit");
+    let at_exit = || -> Vec<Vec<Point>> {
+        let exports = exports.lock().unwrap();
+        exports.iter().filter(|points| points.iter().any(|p| p.service == "at-exit")).cloned().collect()
+    };
     let (code, _, err) = through_url(server.url(), &["call", "echo", "--arg", "text=last"]);
     assert_eq!(code, 0, "{err}");
-    assert!(exports.lock().unwrap().is_empty(), "nothing is pushed before the interval");
+    assert!(at_exit().is_empty(), "nothing is pushed before the interval");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(server.id() as i32), nix::sys::signal::Signal::SIGTERM)
         .unwrap();
     assert!(server.wait_exit(Duration::from_secs(30)).is_some(), "the server did not stop");
-    let last = exports.lock().unwrap().last().cloned().unwrap_or_default();
+    let last = at_exit().last().cloned().unwrap_or_default();
     assert!(point(&last, "echo", "success").is_some(), "the push at exit: {last:?}");
 }
