@@ -16,7 +16,7 @@
 //!   `mcp_server_received_bytes_total`, `mcp_server_sent_bytes_total`.
 //! - For a gateway, per upstream ([`Metrics::with_upstreams`]): `mcp_gateway_upstream_state`
 //!   (one series per state, 1 for the current one), `…_restarts_total`, `…_requests_total`,
-//!   `…_failures_total`, `…_in_flight`, `…_circuit_open`, and the histogram
+//!   `…_failures_total`, `…_in_flight`, `…_waiting`, `…_circuit_open`, and the histogram
 //!   `mcp_gateway_upstream_request_duration_seconds` (`upstream`, `outcome`: `answered` or
 //!   `unanswered`) fed by [`Metrics::upstream_request`].
 //!
@@ -83,6 +83,8 @@ pub struct UpstreamSample {
     pub failures: u64,
     /// Requests in flight.
     pub in_flight: u64,
+    /// Requests waiting for one of its slots (its concurrency limit reached).
+    pub waiting: u64,
     /// Its circuit breaker fails requests fast.
     pub circuit_open: bool,
 }
@@ -96,6 +98,7 @@ struct Upstreams {
     requests: Family<UpstreamLabel, Counter>,
     failures: Family<UpstreamLabel, Counter>,
     in_flight: Family<UpstreamLabel, Gauge>,
+    waiting: Family<UpstreamLabel, Gauge>,
     circuit_open: Family<UpstreamLabel, Gauge>,
     /// Observed as requests end (`Metrics::upstream_request`), never sampled.
     durations: Arc<UpstreamDurations>,
@@ -109,6 +112,7 @@ impl Upstreams {
         }
         self.state.clear();
         self.in_flight.clear();
+        self.waiting.clear();
         self.circuit_open.clear();
         for s in samples {
             let label = UpstreamLabel { upstream: s.name.clone() };
@@ -120,6 +124,7 @@ impl Upstreams {
             self.requests.get_or_create(&label).inner().store(s.requests, Ordering::Relaxed);
             self.failures.get_or_create(&label).inner().store(s.failures, Ordering::Relaxed);
             self.in_flight.get_or_create(&label).set(i64::try_from(s.in_flight).unwrap_or(i64::MAX));
+            self.waiting.get_or_create(&label).set(i64::try_from(s.waiting).unwrap_or(i64::MAX));
             self.circuit_open.get_or_create(&label).set(i64::from(s.circuit_open));
         }
     }
@@ -175,6 +180,7 @@ impl Metrics {
             requests: Family::default(),
             failures: Family::default(),
             in_flight: Family::default(),
+            waiting: Family::default(),
             circuit_open: Family::default(),
             durations: Arc::default(),
         };
@@ -234,6 +240,11 @@ impl Metrics {
                 "mcp_gateway_upstream_in_flight",
                 "Requests in flight to an upstream",
                 u.in_flight.clone(),
+            );
+            registry.register(
+                "mcp_gateway_upstream_waiting",
+                "Requests waiting for a slot of an upstream (its max_concurrency reached)",
+                u.waiting.clone(),
             );
             registry.register_collector(Box::new(u.durations.clone()));
             registry.register(
@@ -481,6 +492,7 @@ mod tests {
             if n > 0 {
                 up.state = "down".into();
                 up.circuit_open = true;
+                up.waiting = 4;
             }
             vec![up]
         });
@@ -494,10 +506,12 @@ mod tests {
         );
         assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="ready"} 1"#), "{first}");
         assert!(first.contains(r#"mcp_gateway_upstream_state{upstream="a",state="down"} 0"#), "{first}");
+        assert!(first.contains(r#"mcp_gateway_upstream_waiting{upstream="a"} 0"#), "{first}");
         let second = metrics.encode();
         assert!(second.contains(r#"mcp_gateway_upstream_state{upstream="a",state="down"} 1"#), "{second}");
         assert!(second.contains(r#"mcp_gateway_upstream_restarts_total{upstream="a"} 1"#), "{second}");
         assert!(second.contains(r#"mcp_gateway_upstream_circuit_open{upstream="a"} 1"#), "{second}");
+        assert!(second.contains(r#"mcp_gateway_upstream_waiting{upstream="a"} 4"#), "{second}");
         assert_eq!(metrics.scrapes(), 2);
     }
 }

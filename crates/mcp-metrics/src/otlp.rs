@@ -224,8 +224,13 @@ impl Metrics {
                 let points = samples.iter().map(|s| stamp.number(of(&s.name), int(field(s)))).collect();
                 metrics.push(metric(name, description, "1", counter(points)));
             }
-            let gauges: [(&str, &str, Field); 2] = [
+            let gauges: [(&str, &str, Field); 3] = [
                 ("mcp.gateway.upstream.in_flight", "Requests in flight to an upstream", |s| s.in_flight),
+                (
+                    "mcp.gateway.upstream.waiting",
+                    "Requests waiting for a slot of an upstream (its max_concurrency reached)",
+                    |s| s.waiting,
+                ),
                 (
                     "mcp.gateway.upstream.circuit_open",
                     "1 while an upstream's circuit breaker fails its requests fast",
@@ -329,6 +334,7 @@ mod tests {
                 name: "files".into(),
                 state: "ready".into(),
                 requests: 3,
+                waiting: 2,
                 ..Default::default()
             }]
         };
@@ -363,6 +369,8 @@ mod tests {
         let metric::Data::Sum(requests) = find(&request, "mcp.gateway.upstream.requests") else { panic!() };
         assert_eq!(requests.data_points[0].value, Some(number_data_point::Value::AsInt(3)));
         assert!(requests.is_monotonic);
+        let metric::Data::Gauge(waiting) = find(&request, "mcp.gateway.upstream.waiting") else { panic!() };
+        assert_eq!(waiting.data_points[0].value, Some(number_data_point::Value::AsInt(2)));
         let metric::Data::Histogram(upstream) = find(&request, "mcp.gateway.upstream.request.duration")
         else {
             panic!()

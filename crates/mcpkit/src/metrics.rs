@@ -76,6 +76,7 @@ pub(crate) fn gateway_metrics(gateway: &mcp_gateway::Gateway, transport: &'stati
                 requests: u.requests,
                 failures: u.failures,
                 in_flight: u64::try_from(u.in_flight).unwrap_or(u64::MAX),
+                waiting: u64::try_from(u.waiting).unwrap_or(u64::MAX),
                 circuit_open: u.circuit == "open" || u.circuit == "half-open",
                 name: u.name,
             })

@@ -186,6 +186,8 @@ fn prometheus_scrapes_the_gateway_and_the_outcomes_stay_apart() {
     assert_eq!(calls["data"]["result"][0]["value"][1], "1", "{calls}");
     let up = query("mcp_gateway_upstream_state{upstream=\"demo\",state=\"ready\"}");
     assert_eq!(up["data"]["result"][0]["value"][1], "1", "{up}");
+    let waiting = query("mcp_gateway_upstream_waiting{upstream=\"demo\"}");
+    assert_eq!(waiting["data"]["result"][0]["value"][1], "0", "nothing waits for a slot: {waiting}");
     // The upstream's own latency: the calls the gateway forwarded to it, answered.
     let forwarded =
         query("mcp_gateway_upstream_request_duration_seconds_count{upstream=\"demo\",outcome=\"answered\"}");
