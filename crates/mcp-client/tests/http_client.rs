@@ -274,9 +274,10 @@ async fn url_passwords_never_show_in_errors_debug_output_or_logs() {
     let _guard = captured.install("mcp_client=trace");
 
     // An invalid URL, and a refused connection.
-    let refused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Bound and never listened on, held to the end: refused, and never handed to another bind.
+    let refused = tokio::net::TcpSocket::new_v4().unwrap();
+    refused.bind("127.0.0.1:0".parse().unwrap()).unwrap();
     let refused_addr = refused.local_addr().unwrap();
-    drop(refused);
     let failures = [
         (
             "http://me:hunter2@127.0.0.1:notaport/mcp".to_owned(),

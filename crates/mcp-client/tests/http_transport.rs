@@ -225,9 +225,10 @@ async fn unknown_endpoint_is_an_http_error_and_nothing_is_pushed() {
 
 #[tokio::test]
 async fn connection_refused_is_not_sent() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
+    // Bound and never listened on, held to the end: refused, and never handed to another bind.
+    let refused = tokio::net::TcpSocket::new_v4().unwrap();
+    refused.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = refused.local_addr().unwrap();
     let (transport, _rx) = streamable(HttpConfig::new(format!("http://{addr}/mcp")));
     let error = transport.send(modern_call(1, "echo", json!({"text": "x"}))).await.unwrap_err();
     assert!(matches!(error, TransportError::NotSent(_)), "{error:?}");

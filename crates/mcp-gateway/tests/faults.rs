@@ -321,8 +321,11 @@ async fn tool_errors_upstream_errors_and_timeouts_stay_in_their_layers() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_list_names_the_upstreams_it_leaves_out() {
     let healthy = serve(alpha_server()).await;
-    // A port nothing listens on: the upstream is down at once (connection refused).
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    // A port nothing listens on: the upstream is down at once (connection refused). Bound and
+    // never listened on, held to the end: never handed to another bind.
+    let refused = tokio::net::TcpSocket::new_v4().unwrap();
+    refused.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let closed = refused.local_addr().unwrap();
     let front =
         front(vec![upstream("healthy", &healthy.url()), upstream("gone", &format!("http://{closed}/mcp"))])
             .await;

@@ -225,7 +225,8 @@ mod tests {
 
     #[test]
     fn opens_after_the_threshold_and_a_probe_closes_it() {
-        let b = Breaker::new(3, Duration::from_millis(30));
+        // A cooldown far longer than a stall of a loaded machine between two steps.
+        let b = Breaker::new(3, Duration::from_millis(500));
         for _ in 0..2 {
             let a = b.admit("u", None).unwrap();
             b.failed(a, "u");
@@ -247,7 +248,7 @@ mod tests {
         assert_eq!(refused.data.as_ref().unwrap()["outcome"], "not executed");
         assert_eq!(b.rejected(), 1);
 
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(550));
         assert_eq!(b.position(), Position::HalfOpen);
         let probe = b.admit("u", None).unwrap();
         // One probe at a time: the others still fail fast.
@@ -259,11 +260,11 @@ mod tests {
 
     #[test]
     fn a_failed_probe_opens_it_again_and_a_dropped_one_gives_its_turn_back() {
-        let b = Breaker::new(1, Duration::from_millis(20));
+        let b = Breaker::new(1, Duration::from_millis(500));
         let a = b.admit("u", None).unwrap();
         b.failed(a, "u");
         assert_eq!(b.position(), Position::Open);
-        std::thread::sleep(Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(550));
         let probe = b.admit("u", None).unwrap();
         drop(probe);
         let probe = b.admit("u", None).expect("the dropped probe's turn is given back");

@@ -149,12 +149,17 @@ pub(crate) fn on_a_terminal_with_status(
     (String::from_utf8(out).unwrap().replace("\r\n", "\n"), status)
 }
 
-/// `127.0.0.1:PORT` where nothing listens: a port the system handed out, closed again.
+/// `127.0.0.1:PORT` where nothing listens: a port bound and never listened on, for as long as
+/// this test process runs — connections to it are refused, and no other test's bind to port 0
+/// can be handed it (as it could a port closed again).
 pub(crate) fn closed_authority() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    addr.to_string()
+    static RESERVED: std::sync::OnceLock<tokio::net::TcpSocket> = std::sync::OnceLock::new();
+    let socket = RESERVED.get_or_init(|| {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.bind("127.0.0.1:0".parse().unwrap()).expect("bind 127.0.0.1:0");
+        socket
+    });
+    socket.local_addr().unwrap().to_string()
 }
 
 /// Writes `config` to `NAME.json` in a directory of this test process; its path.

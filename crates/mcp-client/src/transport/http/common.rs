@@ -408,9 +408,11 @@ mod tests {
 
     #[tokio::test]
     async fn send_errors_name_their_cause_and_never_the_password() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        drop(listener);
+        // Bound and never listened on, held to the end: refused, and never handed to another
+        // bind.
+        let refused = tokio::net::TcpSocket::new_v4().unwrap();
+        refused.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = refused.local_addr().unwrap();
         let url = Url::parse(&format!("http://me:hunter2@{addr}/mcp")).unwrap();
         let error = reqwest::Client::new().post(url).send().await.unwrap_err();
         let text = error_text(error);
