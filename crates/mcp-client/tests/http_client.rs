@@ -24,6 +24,9 @@ use tokio::task::JoinHandle;
 
 const SHORT: Duration = Duration::from_millis(300);
 
+/// The client's own request timeout where it also bounds calls meant to succeed.
+const CLIENT_TIMEOUT: Duration = Duration::from_millis(1500);
+
 /// Fails the test instead of hanging when a timeout under test does not fire.
 async fn bounded<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(30), f).await.unwrap_or_else(|_| panic!("{what} hung"))
@@ -177,7 +180,7 @@ async fn calls_time_out_when_the_server_stops_answering_and_are_cancelled() {
         let client = bounded(
             "connect_http",
             builder()
-                .request_timeout(Some(Duration::from_millis(1500)))
+                .request_timeout(Some(CLIENT_TIMEOUT))
                 .connect_http(HttpConfig::new(format!("http://{addr}/mcp"))),
         )
         .await
@@ -188,9 +191,12 @@ async fn calls_time_out_when_the_server_stops_answering_and_are_cancelled() {
 
         // The call's own timeout, then the client's.
         let slow = CallToolRequestParams::new("slow");
-        for options in [RequestOptions::new().timeout(Duration::from_millis(200)), RequestOptions::new()] {
+        for (options, limit) in [
+            (RequestOptions::new().timeout(Duration::from_millis(200)), Duration::from_millis(200)),
+            (RequestOptions::new(), CLIENT_TIMEOUT),
+        ] {
             let e = bounded("slow", client.call_tool_with(&slow, &options)).await.unwrap_err();
-            assert!(matches!(e, ClientError::Timeout(_)), "legacy={legacy}: {e:?}");
+            assert!(matches!(e, ClientError::Timeout(t) if t == limit), "legacy={legacy}: {e:?}");
             assert_eq!(e.outcome(), Outcome::Unknown);
         }
         if legacy {

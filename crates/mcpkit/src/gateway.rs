@@ -197,7 +197,11 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
             Some(tracing) => options.upstream_requests(std::sync::Arc::new(tracing.clone())),
             None => options,
         };
-        // A SIGHUP while starting is a reload asked for: done once the gateway serves.
+        // A SIGHUP while starting does what it does once serving: with a configuration file, a
+        // reload (done once the gateway serves); without one, nothing over stdio, and a stop
+        // over HTTP (and for `--check`).
+        let reloads = args.config.is_some() && !args.check;
+        let ignores_hangup = !args.check && http.is_none();
         let mut hangup = false;
         let starting = Gateway::start_with(config, options);
         tokio::pin!(starting);
@@ -208,8 +212,8 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
                     Err(e) => return fail(e),
                 },
                 number = signals.next_number() => {
-                    if number == signals::SIGHUP {
-                        hangup = true;
+                    if number == signals::SIGHUP && (reloads || ignores_hangup) {
+                        hangup |= reloads;
                         continue;
                     }
                     return signals::status(number);
@@ -240,19 +244,21 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         }
         let reloader =
             args.config.clone().map(|path| Reloader::new(gateway.clone(), policy, path, policy_file));
-        if hangup
-            && !args.check
-            && let Some(reloader) = &reloader
-        {
+        if hangup && let Some(reloader) = &reloader {
             reloader.reload().await;
         }
-        let code = if args.check {
-            check(&gateway)
+        let (code, stop) = if args.check {
+            (check(&gateway), Stop::Closing)
         } else if let Some(addr) = http {
             serve_http(&gateway, &args, &addr, session_key, reloader, signals).await
         } else {
-            serve_stdio(&gateway, reloader, signals).await
+            (serve_stdio(&gateway, reloader, signals).await, Stop::Closing)
         };
+        if stop == Stop::AtOnce {
+            // The runtime's shutdown drops the upstreams' tasks, and each takes its process
+            // group down (SIGKILL): no closing handshake, no last export.
+            return code;
+        }
         gateway.close().await;
         if let Some(exporter) = exporter {
             exporter.shutdown().await;
@@ -263,9 +269,18 @@ pub(crate) fn run(args: GatewayArgs) -> ExitCode {
         }
         code
     });
-    // Upstream tasks still winding down are not waited for: their children are already reaped.
+    // Upstream tasks still winding down are not waited for: dropped, each kills its child's
+    // process group (after a close, the children are already reaped).
     runtime.shutdown_timeout(Duration::from_secs(1));
     code
+}
+
+/// How serving ended: with the gateway to close (its upstreams asked to stop, the last metrics
+/// and spans sent), or at once on a second signal.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Closing,
+    AtOnce,
 }
 
 fn check(gateway: &Gateway) -> ExitCode {
@@ -380,15 +395,15 @@ async fn serve_http(
     // Caught before the address is announced (before the upstreams started): whoever reads it
     // may signal at once.
     signals: signals::Signals,
-) -> ExitCode {
+) -> (ExitCode, Stop) {
     let bound = match bind_http(addr).await {
         Ok(bound) => bound,
-        Err(e) => return fail(e),
+        Err(e) => return (fail(e), Stop::Closing),
     };
     let mut http = match args.auth.http_config(bound.local_addr()) {
         // Replicas with the same key serve each other's legacy sessions.
         Ok(config) => config.session_key(session_key),
-        Err(e) => return fail(e),
+        Err(e) => return (fail(e), Stop::Closing),
     };
     // Each verified token is kept with its principal, for the upstreams configured to see the
     // caller's credentials (passthrough, token exchange); the others never receive it.
@@ -427,15 +442,19 @@ async fn serve_http(
             async move { reloader.reload().await }
         }
     });
-    let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, on_hangup);
-    let served = mcp_http::serve_app_until(app, bound, limits, shutdown, SHUTDOWN_GRACE).await;
+    let (shutdown, at_once) = signals::graceful_stop(signals, SHUTDOWN_GRACE, on_hangup);
+    let ended = tokio::select! {
+        served = mcp_http::serve_app_until(app, bound, limits, shutdown, SHUTDOWN_GRACE) => match served {
+            Ok(()) => (ExitCode::SUCCESS, Stop::Closing),
+            Err(e) => (fail(e), Stop::Closing),
+        },
+        // A second signal: stop now, requests in flight and upstreams with the runtime.
+        number = at_once => (signals::status(number), Stop::AtOnce),
+    };
     if let Some(reloading) = reloading {
         reloading.abort();
     }
-    match served {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(e),
-    }
+    ended
 }
 
 /// The configuration of `mcpkit gateway` without `--config`: the demonstration server as its

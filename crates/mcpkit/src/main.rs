@@ -450,13 +450,19 @@ fn serve_on(
                     auth.resource_metadata_url()
                 );
             }
-            let shutdown = signals::graceful_stop(signals, SHUTDOWN_GRACE, signals::no_hangup());
-            match mcp_http::serve_until(server, bound, Some(config), shutdown, SHUTDOWN_GRACE).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("mcpkit: {e}");
-                    ExitCode::from(2)
+            let (shutdown, at_once) = signals::graceful_stop(signals, SHUTDOWN_GRACE, signals::no_hangup());
+            tokio::select! {
+                served = mcp_http::serve_until(server, bound, Some(config), shutdown, SHUTDOWN_GRACE) => {
+                    match served {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => {
+                            eprintln!("mcpkit: {e}");
+                            ExitCode::from(2)
+                        }
+                    }
                 }
+                // A second signal: the requests still in flight are dropped with the runtime.
+                number = at_once => signals::status(number),
             }
         });
     }

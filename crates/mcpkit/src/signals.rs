@@ -87,20 +87,23 @@ impl Signals {
     }
 }
 
-/// How an HTTP server (`serve --http`, `gateway --http`) stops on signals: the returned future
+/// How an HTTP server (`serve --http`, `gateway --http`) stops on signals: the first future
 /// completes on the first SIGINT or SIGTERM (and SIGHUP, unless `on_hangup` handles it — the
 /// gateway reloads its configuration), after a line saying that requests in flight have `grace`
-/// to finish; a second signal exits at once.
+/// to finish; the second on a second signal, with its number: the caller then stops at once.
+/// It returns rather than exiting the process, so that what the runtime's shutdown drops — a
+/// gateway's upstream processes — is stopped with it.
 pub(crate) fn graceful_stop<H, F>(
     mut signals: Signals,
     grace: std::time::Duration,
     mut on_hangup: Option<H>,
-) -> impl Future<Output = ()> + Send + 'static
+) -> (impl Future<Output = ()> + Send + 'static, impl Future<Output = i32> + Send + 'static)
 where
     H: FnMut() -> F + Send + 'static,
     F: Future<Output = ()> + Send,
 {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (now, at_once) = tokio::sync::oneshot::channel::<i32>();
     tokio::spawn(async move {
         loop {
             let number = signals.next_number().await;
@@ -117,12 +120,19 @@ where
             grace.as_secs()
         );
         let _ = stop.send(());
-        let again = signals.next_number().await;
-        std::process::exit(128 + again);
+        let _ = now.send(signals.next_number().await);
     });
-    async move {
+    let graceful = async move {
         let _ = stopped.await;
-    }
+    };
+    let at_once = async move {
+        match at_once.await {
+            Ok(number) => number,
+            // The runtime shuts down: no second signal comes any more.
+            Err(_) => std::future::pending().await,
+        }
+    };
+    (graceful, at_once)
 }
 
 /// [`graceful_stop`] without a SIGHUP handler.

@@ -212,5 +212,45 @@ fn sighup_while_an_upstream_starts_does_not_stop_the_gateway() {
     drop(gateway.0.stdin.take());
     let (exited, stderr) = wait_exit(&mut gateway);
     assert!(exited.success(), "{exited}: {stderr}");
+    assert!(stderr.contains("configuration reloaded from"), "the reload, once serving: {stderr}");
     assert_all_gone(&slow, "the end of stdin");
+}
+
+/// A second SIGTERM while the HTTP gateway waits for a request in flight stops it at once —
+/// and its upstreams with it, even those that would not stop by themselves (exiting the process
+/// outright left them behind).
+#[test]
+fn a_second_sigterm_stops_the_http_gateway_at_once_and_its_upstreams_too() {
+    let dir = Dir::new("sigterm-twice");
+    let (config, markers, _sweep) = two_lingering(&dir, "term-twice");
+    let mut gateway = gateway_support::gateway_http(&config);
+    wait_running(&markers);
+    // A call the first signal's grace waits for: a countdown of a minute.
+    let mut call = Guard(
+        support::command(&["call", "countdown", "--arg", "seconds=60", "--url", gateway.url()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    eventually("the countdown in flight", PATIENCE, || {
+        let status = gateway_support::status(&gateway);
+        match gateway_support::upstream(&status, "a")["in_flight"].as_u64() {
+            Some(1) => Ok(()),
+            other => Err(format!("{other:?} in flight")),
+        }
+    });
+
+    gateway_support::signal(gateway.id(), Signal::SIGTERM);
+    eventually("the gateway draining", PATIENCE, || {
+        let stderr = gateway.stderr();
+        if stderr.contains("shutting down") { Ok(()) } else { Err(stderr) }
+    });
+    gateway_support::signal(gateway.id(), Signal::SIGTERM);
+    let status = gateway.wait_exit(PATIENCE);
+    assert_eq!(status.and_then(|s| s.code()), Some(143), "{}", gateway.stderr());
+    for marker in &markers {
+        assert_all_gone(marker, "a second SIGTERM");
+    }
+    let _ = call.0.wait();
 }

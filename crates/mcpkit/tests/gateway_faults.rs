@@ -138,7 +138,7 @@ fn a_flooding_upstream_neither_grows_memory_nor_stalls_the_others() {
     let started = std::time::Instant::now();
     let mut calls = 0;
     // Calls for six seconds, and at least three: each a process of its own, bounded by a
-    // limit far above what a call takes on a loaded machine, far below a stall.
+    // limit well above what a call takes on a loaded machine, below a stall for the flood.
     while calls < 3 || started.elapsed() < std::time::Duration::from_secs(6) {
         let call = std::time::Instant::now();
         let (code, out, err) =
@@ -146,7 +146,7 @@ fn a_flooding_upstream_neither_grows_memory_nor_stalls_the_others() {
         assert_eq!(code, 0, "a's echo during the flood: {err}");
         assert_eq!(gateway_support::text(&json(&out)), "through the flood");
         let took = call.elapsed();
-        assert!(took < std::time::Duration::from_secs(15), "a call took {took:?} during the flood");
+        assert!(took < std::time::Duration::from_secs(5), "a call took {took:?} during the flood");
         calls += 1;
         peak = peak.max(rss_kib(gateway.id()));
     }

@@ -273,3 +273,33 @@ fn serve_http_finishes_calls_in_flight_on_sigterm_and_exits_0() {
     assert_eq!(status.code(), Some(0), "{}", server.stderr());
     assert!(server.stderr().contains("shutting down"), "{}", server.stderr());
 }
+
+#[test]
+fn serve_http_stops_at_once_on_a_second_sigterm() {
+    let mut server = support::serve_http(&[]);
+    let mut call =
+        support::command(&["call", "countdown", "--arg", "seconds=60", "--progress", "--url", server.url()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpkit call");
+    let mut stderr = BufReader::new(call.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("progress ") {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit ended before any progress");
+    }
+    kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
+    let draining = std::time::Instant::now();
+    while !server.stderr().contains("shutting down") {
+        assert!(draining.elapsed() < Duration::from_secs(30), "no drain: {}", server.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
+    // Not the end of the grace (status 0): the second signal's own status.
+    let status = server.wait_exit(Duration::from_secs(60)).expect("the server did not stop");
+    assert_eq!(status.code(), Some(143), "{}", server.stderr());
+    let _ = call.kill();
+    let _ = call.wait();
+}
