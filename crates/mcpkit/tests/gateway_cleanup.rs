@@ -174,18 +174,28 @@ fn a_modern_upstream_exits_by_itself_when_the_gateway_closes() {
 /// A signal while the upstreams are still starting (one that never answers its handshake):
 /// the gateway stops with the signal's status, and takes the upstream's whole process group
 /// with it rather than dying by default and leaving it behind.
+/// A stdio gateway whose one upstream is `sh -c SCRIPT` (`$0` being mcpkit; `extra`: more of
+/// its table), once the shell and the first command of its script run; the upstream's marker.
+/// The directory holds the configuration, and the sweep kills what a failing test leaves.
+fn starting_upstream(test: &str, script: &str, extra: &str) -> (Guard, String, Dir, Sweep) {
+    let dir = Dir::new(test);
+    let marker = marker(test);
+    let sweep = Sweep(vec![marker.clone()]);
+    let config = dir.write_config(&format!(
+        "[servers.up]\ncommand = \"sh\"\nargs = [\"-c\", {}, {}]\n{extra}\n{}\n",
+        quoted(script),
+        quoted(support::BIN),
+        marker_env(&marker)
+    ));
+    let gateway = stdio_gateway(&config, std::slice::from_ref(&marker));
+    (gateway, marker, dir, sweep)
+}
+
 #[test]
 fn sigterm_while_an_upstream_starts_stops_the_gateway_and_the_upstream() {
-    let dir = Dir::new("sigterm-starting");
-    let silent = marker("term-starting");
-    let _sweep = Sweep(vec![silent.clone()]);
-    let config = dir.write_config(&format!(
-        "[servers.silent]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 600; true\"]\nstart_timeout_ms = 600000\n{}\n",
-        marker_env(&silent)
-    ));
-    // Waits for the shell and its sleep: the gateway is then in its start, waiting for the
-    // handshake that never comes.
-    let mut gateway = stdio_gateway(&config, std::slice::from_ref(&silent));
+    // The gateway is in its start, waiting for the handshake that never comes.
+    let (mut gateway, silent, _dir, _sweep) =
+        starting_upstream("term-starting", "sleep 600; true", "start_timeout_ms = 600000");
 
     gateway_support::signal(gateway.0.id(), Signal::SIGTERM);
     let (exited, stderr) = wait_exit(&mut gateway);
@@ -197,16 +207,9 @@ fn sigterm_while_an_upstream_starts_stops_the_gateway_and_the_upstream() {
 /// gateway, which goes on to serve (here until its stdin ends) once its upstream answers.
 #[test]
 fn sighup_while_an_upstream_starts_does_not_stop_the_gateway() {
-    let dir = Dir::new("sighup-starting");
-    let slow = marker("hup-starting");
-    let _sweep = Sweep(vec![slow.clone()]);
-    let config = dir.write_config(&format!(
-        "[servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", \"sleep 3; exec \\\"$$0\\\" serve --stdio\", {}]\n{}\n",
-        quoted(support::BIN),
-        marker_env(&slow)
-    ));
     // The shell and its sleep: the upstream has not started its server yet.
-    let mut gateway = stdio_gateway(&config, std::slice::from_ref(&slow));
+    let (mut gateway, slow, _dir, _sweep) =
+        starting_upstream("hup-starting", "sleep 3; exec \"$$0\" serve --stdio", "");
 
     gateway_support::signal(gateway.0.id(), Signal::SIGHUP);
     drop(gateway.0.stdin.take());

@@ -246,23 +246,29 @@ fn server_text_reaches_the_terminal_escaped() {
     assert!(error.starts_with("mcpkit: ") && error.contains("boom clip"), "{error:?}");
 }
 
-#[test]
-fn serve_http_finishes_calls_in_flight_on_sigterm_and_exits_0() {
-    let mut server = support::serve_http(&[]);
-    let mut call =
-        support::command(&["call", "countdown", "--arg", "seconds=2", "--progress", "--url", server.url()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit call");
+/// `mcpkit call countdown` of `seconds` against `url` (stdout piped), once the server runs the
+/// tool (its first progress line); the call's stderr, to be kept while the call runs.
+fn countdown_running(url: &str, seconds: u32) -> (Child, BufReader<std::process::ChildStderr>) {
+    let seconds = format!("seconds={seconds}");
+    let mut call = support::command(&["call", "countdown", "--arg", &seconds, "--progress", "--url", url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mcpkit call");
     let mut stderr = BufReader::new(call.stderr.take().unwrap());
-    // The first progress line: the server runs the tool.
     let mut line = String::new();
     while !line.starts_with("progress ") {
         line.clear();
         assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit ended before any progress");
     }
+    (call, stderr)
+}
+
+#[test]
+fn serve_http_finishes_calls_in_flight_on_sigterm_and_exits_0() {
+    let mut server = support::serve_http(&[]);
+    let (call, _stderr) = countdown_running(server.url(), 2);
     kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
     // The call in flight still gets its answer.
     let out = call.wait_with_output().unwrap();
@@ -277,19 +283,7 @@ fn serve_http_finishes_calls_in_flight_on_sigterm_and_exits_0() {
 #[test]
 fn serve_http_stops_at_once_on_a_second_sigterm() {
     let mut server = support::serve_http(&[]);
-    let mut call =
-        support::command(&["call", "countdown", "--arg", "seconds=60", "--progress", "--url", server.url()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn mcpkit call");
-    let mut stderr = BufReader::new(call.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.starts_with("progress ") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "mcpkit ended before any progress");
-    }
+    let (mut call, _stderr) = countdown_running(server.url(), 60);
     kill(Pid::from_raw(server.id() as i32), Signal::SIGTERM).unwrap();
     let draining = std::time::Instant::now();
     while !server.stderr().contains("shutting down") {
