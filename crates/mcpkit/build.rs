@@ -1,7 +1,8 @@
 //! Links the `mcpkit` binary's start-up code together.
 //!
-//! The functions a gateway or a server runs from start to idle are listed in
-//! `link/symbol-order.txt` (made by `scripts/symbol-order.sh`); the linker is asked to place
+//! The functions a gateway or a server runs from start to idle, and those its calls run (with
+//! traces and metrics on too), are listed in `link/symbol-order.txt` (made by
+//! `scripts/symbol-order.sh`; the request path hottest first); the linker is asked to place
 //! them first and next to each other. The kernel maps a binary's code some 64 KiB around each
 //! page that faults, so start-up code scattered over 18 MiB maps most of it; packed together it
 //! maps a few MiB (docs/PERFORMANCE.md, "Idle memory"). The list only orders code: a name it
