@@ -52,8 +52,25 @@ fn get(url: &str, accept: Option<&str>) -> (u16, String) {
     })
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// The address a Prometheus started with `--web.listen-address=127.0.0.1:0` took, from its log
+/// line `msg="Listening on" address=…` (no port picked beforehand, which another process could
+/// take first). Its log goes on being read (and dropped) so that it never blocks on a full pipe.
+fn listening_address(log: std::process::ChildStderr) -> String {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        for line in std::io::BufReader::new(log).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("msg=\"Listening on\"")
+                && let Some(address) = line.split("address=").nth(1)
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(address.split_whitespace().next().unwrap_or_default().to_owned());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(30)).expect("prometheus says where it listens")
 }
 
 /// The `metrics on URL` line of a process's stderr.
@@ -128,7 +145,6 @@ fn prometheus_scrapes_the_gateway_and_the_outcomes_stay_apart() {
 
     // A real Prometheus scrapes it every second.
     let target = metrics.trim_start_matches("http://").trim_end_matches("/metrics").to_owned();
-    let web = format!("127.0.0.1:{}", free_port());
     let yml = dir.path().join("prometheus.yml");
     std::fs::write(
         &yml,
@@ -137,16 +153,17 @@ fn prometheus_scrapes_the_gateway_and_the_outcomes_stay_apart() {
         ),
     )
     .unwrap();
-    let _prometheus = Prometheus(
+    let mut scraper = Prometheus(
         Command::new(&prometheus)
             .arg(format!("--config.file={}", yml.display()))
             .arg(format!("--storage.tsdb.path={}", dir.path().join("tsdb").display()))
-            .arg(format!("--web.listen-address={web}"))
+            .arg("--web.listen-address=127.0.0.1:0")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("prometheus starts"),
     );
+    let web = listening_address(scraper.0.stderr.take().expect("its log is piped"));
     let query = |q: &str| -> serde_json::Value {
         let url = format!("http://{web}/api/v1/query?query={}", encode(q));
         let (status, body) = get(&url, None);

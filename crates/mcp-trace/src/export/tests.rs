@@ -18,7 +18,7 @@ fn receiver() -> (String, mpsc::Receiver<ExportTraceServiceRequest>) {
 }
 
 /// The same, answering every export with `answer` as its body, and counting the connections
-/// it accepted.
+/// that carried an export (not those only opened: a client may open one it never uses).
 fn receiver_answering(
     answer: &'static [u8],
 ) -> (String, mpsc::Receiver<ExportTraceServiceRequest>, Arc<std::sync::atomic::AtomicUsize>) {
@@ -30,10 +30,10 @@ fn receiver_answering(
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(stream) = stream else { return };
-            accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let tx = tx.clone();
+            let (tx, accepted) = (tx.clone(), accepted.clone());
             std::thread::spawn(move || {
                 let mut reader = BufReader::new(stream);
+                let mut used = false;
                 loop {
                     let mut length = 0;
                     let mut line = String::new();
@@ -53,6 +53,9 @@ fn receiver_answering(
                     }
                     let mut body = vec![0; length];
                     reader.read_exact(&mut body).unwrap();
+                    if !std::mem::replace(&mut used, true) {
+                        accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    }
                     tx.send(ExportTraceServiceRequest::decode(&body[..]).unwrap()).unwrap();
                     let head = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: {}\r\n\r\n",
@@ -316,7 +319,7 @@ fn spans_beyond_the_queue_are_dropped_while_an_export_hangs() {
 }
 
 /// Sends `exports` exports of one span each, one after another, to a receiver answering each
-/// with `answer`; the number of connections it accepted.
+/// with `answer`; the number of connections that carried them.
 fn connections_for(exports: u8, answer: &'static [u8]) -> usize {
     let (url, received, connections) = receiver_answering(answer);
     let pipeline = Pipeline::start(
