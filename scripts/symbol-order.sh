@@ -143,14 +143,17 @@ def costs_in(f):
     for line in open(f, errors="replace"):
         head = line[:1]
         if line.startswith("fn="):
-            fn = re.sub(r"^\(\d+\) ?", "", line[3:].strip())
+            # A recursion's deeper levels are `NAME'2`, … (`--separate-recs`): the same function.
+            fn = re.sub(r"'\d+$", "", re.sub(r"^\(\d+\) ?", "", line[3:].strip()))
             fn = fn if fn in text else None
             costs.setdefault(fn, 0)
         elif line.startswith("calls="):
             call = True  # the next cost line is the call's, not this function's own
         elif head.isdigit() or head in "+-*":
-            if not call and fn is not None:
-                costs[fn] += int(line.split()[-1])
+            # A position, then the events' counts: Ir first (a jump's line has none).
+            fields = line.split()
+            if not call and fn is not None and len(fields) > 1:
+                costs[fn] += int(fields[1])
             call = False
     costs.pop(None, None)
     return costs
@@ -169,8 +172,11 @@ gateway = set().union(*(names_in(f) for f in files if is_gateway(f)))
 serve = set().union(*(names_in(f) for f in files if not is_gateway(f))) | ran("idle-serve.")
 runs = ["calls-gateway.", "calls-http.", "calls-one.", "calls-serve.", "calls-traced-serve.", "calls-traced."]
 calls = set().union(*(ran(r) for r in runs)) - gateway - serve
-# The request path: what the calls ran beyond what start-up explains (each call run starts at
-# most four processes, the idle runs three), 20 instructions a call or more on average.
+# The request path: what the calls ran beyond what start-up explains, 20 instructions a call or
+# more on average. The call runs start four gateways and three servers, the idle runs one and
+# two: four times a function's idle count is at least what its start-ups in the call runs cost.
+# (A traced process's exporter set-up counts as calls' work: a few functions, placed a little
+# early.)
 called, idle = cost(runs), cost(["idle-gateway.", "idle-serve."])
 heat = {n: ir - 4 * idle.get(n, 0) for n, ir in called.items()}
 made = 50 + 5 * 400

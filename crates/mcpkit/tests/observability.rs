@@ -60,8 +60,11 @@ fn listening_address(log: std::process::ChildStderr) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut tx = Some(tx);
-        for line in std::io::BufReader::new(log).lines() {
+        // Bytes, not text: a line that is not UTF-8 must not end the reading (the pipe would
+        // close, and Prometheus die of SIGPIPE at its next line).
+        for line in std::io::BufReader::new(log).split(b'\n') {
             let Ok(line) = line else { break };
+            let line = String::from_utf8_lossy(&line);
             if line.contains("msg=\"Listening on\"")
                 && let Some(address) = line.split("address=").nth(1)
                 && let Some(tx) = tx.take()
