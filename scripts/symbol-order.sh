@@ -125,7 +125,7 @@ fi
 
 nm --defined-only "$MCPKIT" >"$work/nm.txt"
 python3 - "$work" "$OUT" <<'PY'
-import glob, re, sys
+import functools, glob, re, sys
 work, out = sys.argv[1], sys.argv[2]
 text = {}
 for line in open(f"{work}/nm.txt"):
@@ -137,6 +137,7 @@ for line in open(f"{work}/nm.txt"):
 files = glob.glob(f"{work}/idle-gateway.[0-9]*")
 def is_gateway(f):
     return any(line.startswith("cmd:") and " gateway " in line for line in open(f, errors="replace"))
+@functools.cache  # each profile is read once, for both what ran and what it cost
 def costs_in(f):
     """Each function's own instructions (callgrind's exclusive Ir) in one process's profile."""
     costs, fn, call = {}, None, False
