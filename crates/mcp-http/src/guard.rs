@@ -95,7 +95,7 @@ fn logged_refusal(count: &std::sync::atomic::AtomicU64, header: &str, value: &st
 /// A POST body must be JSON (a cross-site form POST sends `text/plain`).
 pub(crate) fn content_type(headers: &HeaderMap) -> Result<(), Refusal> {
     let value = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
-    let essence = value.split(';').next().unwrap_or("").trim();
+    let essence = value.split(';').next().unwrap_or("").trim_ascii();
     if essence.eq_ignore_ascii_case("application/json") {
         Ok(())
     } else {
@@ -111,35 +111,50 @@ pub(crate) struct Accepts {
 }
 
 /// Reads `Accept` (wildcards count; no header means anything). `406` only when neither JSON
-/// nor SSE is acceptable (docs/DECISIONS.md).
+/// nor SSE is acceptable (docs/DECISIONS.md). Read in place as bytes, every request: no list of
+/// the values, no lower-cased copy of a media range, no character decoding (a value `to_str`
+/// accepts is visible ASCII and tabs).
 pub(crate) fn accepts(headers: &HeaderMap) -> Result<Accepts, Refusal> {
     let mut accepts = Accepts { json: false, sse: false };
-    let values: Vec<&str> = headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).collect();
-    if values.is_empty() {
-        return Ok(Accepts { json: true, sse: true });
+    let mut any = false;
+    for value in headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()) {
+        any = true;
+        for range in value.as_bytes().split(|&b| b == b',') {
+            let (media, parameters) = match range.iter().position(|&b| b == b';') {
+                Some(at) => (&range[..at], Some(&range[at + 1..])),
+                None => (range, None),
+            };
+            if parameters.is_some_and(refused) {
+                continue;
+            }
+            let media = media.trim_ascii();
+            let is = |name: &[u8]| media.eq_ignore_ascii_case(name);
+            if is(b"*/*") {
+                accepts = Accepts { json: true, sse: true };
+            } else if is(b"application/json") || is(b"application/*") {
+                accepts.json = true;
+            } else if is(b"text/event-stream") || is(b"text/*") {
+                accepts.sse = true;
+            }
+        }
     }
-    for range in values.iter().flat_map(|v| v.split(',')) {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
-        let refused = parts.any(|p| {
-            let p = p.trim();
-            p.strip_prefix("q=").is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q == 0.0))
-        });
-        if refused {
-            continue;
-        }
-        match media.as_str() {
-            "*/*" => accepts = Accepts { json: true, sse: true },
-            "application/*" | "application/json" => accepts.json = true,
-            "text/*" | "text/event-stream" => accepts.sse = true,
-            _ => {}
-        }
+    if !any {
+        return Ok(Accepts { json: true, sse: true });
     }
     if accepts.json || accepts.sse {
         Ok(accepts)
     } else {
         Err(refuse(StatusCode::NOT_ACCEPTABLE, "Accept must allow application/json or text/event-stream"))
     }
+}
+
+/// Whether a media range's parameters (after its first `;`) refuse it: `q=0`.
+fn refused(parameters: &[u8]) -> bool {
+    parameters.split(|&b| b == b';').any(|p| {
+        p.trim_ascii().strip_prefix(b"q=").is_some_and(|q| {
+            std::str::from_utf8(q.trim_ascii()).ok().and_then(|q| q.parse::<f32>().ok()) == Some(0.0)
+        })
+    })
 }
 
 #[cfg(test)]
@@ -224,5 +239,23 @@ mod tests {
             StatusCode::NOT_ACCEPTABLE
         );
         assert!(accepts(&headers(&[("accept", "application/json;q=0")])).is_err());
+        // Media ranges are case-insensitive, may come in several fields, and a refused one
+        // (`q=0`) leaves the others standing.
+        assert_eq!(
+            accepts(&headers(&[("accept", "Application/JSON"), ("accept", "TEXT/*")])).unwrap(),
+            Accepts { json: true, sse: true }
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "text/event-stream ; q=0 , application/* ;q=0.5")])).unwrap(),
+            Accepts { json: true, sse: false }
+        );
+        assert_eq!(
+            accepts(&headers(&[("accept", "text/event-stream")])).unwrap(),
+            Accepts { json: false, sse: true }
+        );
+        // A value that is not visible ASCII is not read: as if there were no `Accept`.
+        let mut opaque = HeaderMap::new();
+        opaque.append(header::ACCEPT, HeaderValue::from_bytes(b"application/json\xff").unwrap());
+        assert_eq!(accepts(&opaque).unwrap(), Accepts { json: true, sse: true });
     }
 }

@@ -4,17 +4,33 @@
 //! never disagree. What a header must say is `mcp_types::headers`' rule, shared with the
 //! client; this module reads the header map and turns a disagreement into the error.
 
-use http::HeaderMap;
+use http::header::AsHeaderName;
+use http::{HeaderMap, HeaderName};
 use mcp_types::headers::ParamHeader;
 use mcp_types::{ErrorObject, JsonObject};
 
 /// Decodes a header value that may use the Base64 sentinel form `=?base64?…?=`.
 pub fn decode_value(raw: &str) -> Result<String, ErrorObject> {
-    mcp_types::headers::decode_value(raw)
+    decode_borrowed(raw).map(std::borrow::Cow::into_owned)
+}
+
+fn decode_borrowed(raw: &str) -> Result<std::borrow::Cow<'_, str>, ErrorObject> {
+    mcp_types::headers::decode_value_borrowed(raw)
         .map_err(|why| ErrorObject::header_mismatch(format!("Header mismatch: {why} in {raw:?}")))
 }
 
-fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, ErrorObject> {
+/// The standard headers' names, made once: a lookup by a `&str` parses and checks the name
+/// again each time.
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+/// A header's one value, trimmed (header values read with `to_str` are visible ASCII and tabs,
+/// so `trim_ascii` trims what `trim` would, without decoding characters).
+fn header<K>(headers: &HeaderMap, name: K) -> Result<Option<&str>, ErrorObject>
+where
+    K: AsHeaderName + std::fmt::Display + Copy,
+{
     let mut values = headers.get_all(name).iter();
     let Some(first) = values.next() else { return Ok(None) };
     if values.next().is_some() {
@@ -22,11 +38,14 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, Err
     }
     first
         .to_str()
-        .map(|v| Some(v.trim()))
+        .map(|v| Some(v.trim_ascii()))
         .map_err(|_| ErrorObject::header_mismatch(format!("Header mismatch: {name} has invalid characters")))
 }
 
-fn required<'a>(headers: &'a HeaderMap, name: &str) -> Result<&'a str, ErrorObject> {
+fn required<K>(headers: &HeaderMap, name: K) -> Result<&str, ErrorObject>
+where
+    K: AsHeaderName + std::fmt::Display + Copy,
+{
     header(headers, name)?
         .ok_or_else(|| ErrorObject::header_mismatch(format!("Header mismatch: {name} is missing")))
 }
@@ -46,16 +65,16 @@ pub(crate) fn check_standard(
     protocol_version: &str,
     name: Option<&str>,
 ) -> Result<(), ErrorObject> {
-    let version = required(headers, "mcp-protocol-version")?;
+    let version = required(headers, &MCP_PROTOCOL_VERSION)?;
     if version != protocol_version {
         return Err(mismatch("MCP-Protocol-Version", version, protocol_version));
     }
-    let named = required(headers, "mcp-method")?;
+    let named = required(headers, &MCP_METHOD)?;
     if named != method {
         return Err(mismatch("Mcp-Method", named, method));
     }
     if let Some(body) = name {
-        let value = decode_value(required(headers, "mcp-name")?)?;
+        let value = decode_borrowed(required(headers, &MCP_NAME)?)?;
         if value != body {
             return Err(mismatch("Mcp-Name", &value, body));
         }
@@ -77,7 +96,7 @@ pub fn check_parameters(
     arguments: Option<&JsonObject>,
 ) -> Result<(), ErrorObject> {
     for param in annotations {
-        let raw = header(headers, &format!("mcp-param-{}", param.name.to_ascii_lowercase()))?;
+        let raw = header(headers, format!("mcp-param-{}", param.name.to_ascii_lowercase()).as_str())?;
         param
             .verify(raw, arguments)
             .map_err(|e| ErrorObject::header_mismatch(format!("Header mismatch: {}", e.describe(param))))?;

@@ -78,7 +78,7 @@ pub(crate) async fn read_post(
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<usize>().ok());
+        .and_then(|v| v.trim_ascii().parse::<usize>().ok());
     // A body announced larger than `max_body` is still read up to it before the 413: answered
     // at once, with the rest unread, the connection would be reset under the client before it
     // reads the answer. Only `max_body` of it is charged.

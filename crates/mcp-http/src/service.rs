@@ -70,7 +70,8 @@ impl HttpState {
     }
 }
 
-const SESSION_HEADER: &str = "mcp-session-id";
+/// `Mcp-Session-Id`, named once (a `&str` name is parsed again on every lookup).
+const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
 
 fn refusal(r: Refusal) -> Response {
     (r.status, r.reason).into_response()
@@ -330,7 +331,10 @@ async fn post(
             Some(session) => {
                 // Inside a session the header names the negotiated legacy revision (2025-06-18
                 // on); an unknown one is refused (2025-11-25: 400 Bad Request).
-                let header = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).map(str::trim);
+                let header = headers
+                    .get(crate::headers::MCP_PROTOCOL_VERSION)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::trim_ascii);
                 if let Some(version) = header.filter(|v| ProtocolVersion::parse(v).is_none()) {
                     return rpc_error(
                         StatusCode::BAD_REQUEST,
@@ -380,7 +384,8 @@ async fn sessionless_request(
     if let Some(e) = request.unreadable() {
         return rpc_error(StatusCode::BAD_REQUEST, id, e.clone());
     }
-    let version_header = headers.get("mcp-protocol-version").and_then(|v| v.to_str().ok()).map(str::trim);
+    let version_header =
+        headers.get(crate::headers::MCP_PROTOCOL_VERSION).and_then(|v| v.to_str().ok()).map(str::trim_ascii);
     let stateless = request.has_meta() || version_header.is_some_and(|v| !is_legacy_version(v));
     if !stateless {
         if request.is_initialize() {

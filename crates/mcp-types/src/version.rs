@@ -34,6 +34,15 @@ pub enum Era {
     Modern,
 }
 
+/// A ten-byte revision string as two loads (the first eight bytes, the last two): what
+/// [`ProtocolVersion::parse`] compares.
+#[inline]
+fn key_of(b: &[u8]) -> (u64, u16) {
+    let head = u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8]));
+    let tail = u16::from_le_bytes(b[8..10].try_into().unwrap_or([0; 2]));
+    (head, tail)
+}
+
 impl ProtocolVersion {
     /// Every known revision, oldest first.
     pub const ALL: [ProtocolVersion; 5] = [
@@ -62,8 +71,17 @@ impl ProtocolVersion {
     }
 
     /// Parses a wire string; `None` for a version this crate does not know.
+    ///
+    /// Every revision's string is ten bytes: one is recognised by its length and two loads
+    /// compared against constants, without comparing it to each revision's text in turn (this
+    /// runs several times a request).
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
+        let b = s.as_bytes();
+        if b.len() != 10 {
+            return None;
+        }
+        let key = key_of(b);
+        Self::ALL.into_iter().find(|v| key_of(v.as_str().as_bytes()) == key)
     }
 
     /// The era of this revision.
@@ -200,6 +218,19 @@ mod tests {
             assert_eq!(ProtocolVersion::parse(v.as_str()), Some(v));
         }
         assert_eq!(ProtocolVersion::parse("v999.0.0"), None);
+        // Ten bytes, each revision's text with one byte changed (in the first eight or the last
+        // two), or cut short or made longer: none of them.
+        for v in ProtocolVersion::ALL {
+            let text = v.as_str();
+            for at in 0..text.len() {
+                let mut other = text.as_bytes().to_vec();
+                other[at] ^= 0x01;
+                let other = String::from_utf8(other).unwrap();
+                assert_eq!(ProtocolVersion::parse(&other), None, "{other}");
+            }
+            assert_eq!(ProtocolVersion::parse(&text[..9]), None);
+            assert_eq!(ProtocolVersion::parse(&format!("{text}0")), None);
+        }
     }
 
     #[test]

@@ -40,9 +40,6 @@ fn length(headers: &HeaderMap, body: &Body) -> u64 {
         .unwrap_or(0)
 }
 
-/// `Mcp-Method`, named once (a `&str` name is parsed again on every lookup).
-const MCP_METHOD: http::HeaderName = http::HeaderName::from_static("mcp-method");
-
 /// Observes the requests and checks their head with `head` before anything else runs.
 #[derive(Clone)]
 pub(crate) struct ObserveLayer {
@@ -78,7 +75,7 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let method = match request.headers().get(&MCP_METHOD).and_then(|v| v.to_str().ok()) {
+        let method = match request.headers().get(&crate::headers::MCP_METHOD).and_then(|v| v.to_str().ok()) {
             Some(method) => method_label(method),
             None => "unknown",
         };

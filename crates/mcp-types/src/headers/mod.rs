@@ -310,10 +310,17 @@ fn sentinel(raw: &str) -> Option<&str> {
 
 /// Decodes a header value: the sentinel form to the string it carries, any other value as is.
 pub fn decode_value(raw: &str) -> Result<String, InvalidSentinel> {
+    decode_value_borrowed(raw).map(std::borrow::Cow::into_owned)
+}
+
+/// [`decode_value`], borrowing a value that is not in the sentinel form instead of copying it
+/// (a server checks `Mcp-Name` on every call).
+pub fn decode_value_borrowed(raw: &str) -> Result<std::borrow::Cow<'_, str>, InvalidSentinel> {
     match sentinel(raw) {
         Some(inner) => String::from_utf8(base64::decode(inner).ok_or(InvalidSentinel::Base64)?)
+            .map(std::borrow::Cow::Owned)
             .map_err(|_| InvalidSentinel::Utf8),
-        None => Ok(raw.to_owned()),
+        None => Ok(std::borrow::Cow::Borrowed(raw)),
     }
 }
 
