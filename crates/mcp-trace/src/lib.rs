@@ -220,17 +220,28 @@ fn time_of_day(at: Instant) -> u64 {
 }
 
 /// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
-/// request id is written for every span).
+/// request id is written for every span), two digits at a time.
 fn decimal(n: i64, digits: &mut [u8; 20]) -> &[u8] {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
-    loop {
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+        digits[at] = b'0' + rest as u8;
     }
     if n < 0 {
         // i64::MIN has 19 digits: there is room for the sign.
@@ -341,7 +352,29 @@ mod tests {
     /// sampled by an SDK's `TraceIdRatioBased` at another.
     #[test]
     fn request_ids_are_written_as_display_writes_them() {
-        for n in [0, 7, -7, 10, 99, 100, 1_234_567, i64::MAX, i64::MIN, -1] {
+        for n in [
+            0,
+            7,
+            -7,
+            10,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            12_345,
+            -12_345,
+            1_234_567,
+            i64::MAX,
+            i64::MIN,
+            -1,
+            -10,
+            -100,
+        ] {
+            let mut digits = [0u8; 20];
+            assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
+        }
+        for n in (-1_000..100_000).chain((0..64).map(|shift| 1i64 << shift)) {
             let mut digits = [0u8; 20];
             assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
         }
