@@ -348,8 +348,7 @@ mod tests {
     use opentelemetry::trace::{SamplingDecision, SpanKind, TraceId};
     use opentelemetry_sdk::trace::{Sampler, ShouldSample};
 
-    /// mcp-server's ratio decision is OpenTelemetry's: a trace sampled at one hop by mcpkit is
-    /// sampled by an SDK's `TraceIdRatioBased` at another.
+    /// A request id's digits are what `Display` writes, for every length and sign.
     #[test]
     fn request_ids_are_written_as_display_writes_them() {
         for n in [
@@ -400,6 +399,8 @@ mod tests {
         close(super::time_of_day(instant), time);
     }
 
+    /// mcp-server's ratio decision is OpenTelemetry's: a trace sampled at one hop by mcpkit is
+    /// sampled by an SDK's `TraceIdRatioBased` at another.
     #[test]
     fn the_ratio_decision_is_the_sdks() {
         let mut state = 0x1234_5678_9abc_def0u64;
