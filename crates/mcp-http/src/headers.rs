@@ -19,11 +19,13 @@ fn decode_borrowed(raw: &str) -> Result<std::borrow::Cow<'_, str>, ErrorObject> 
         .map_err(|why| ErrorObject::header_mismatch(format!("Header mismatch: {why} in {raw:?}")))
 }
 
-/// The standard headers' names, made once: a lookup by a `&str` parses and checks the name
-/// again each time.
-pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+/// The standard headers' names (`mcp_types::headers`), made once: a lookup by a `&str` parses
+/// and checks the name again each time.
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName =
+    HeaderName::from_static(mcp_types::headers::PROTOCOL_VERSION);
+pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static(mcp_types::headers::SESSION_ID);
+pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static(mcp_types::headers::METHOD);
+const MCP_NAME: HeaderName = HeaderName::from_static(mcp_types::headers::NAME);
 
 /// A header's one value, trimmed (header values read with `to_str` are visible ASCII and tabs,
 /// so `trim_ascii` trims what `trim` would, without decoding characters).

@@ -70,9 +70,6 @@ impl HttpState {
     }
 }
 
-/// `Mcp-Session-Id`, named once (a `&str` name is parsed again on every lookup).
-const SESSION_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-session-id");
-
 fn refusal(r: Refusal) -> Response {
     (r.status, r.reason).into_response()
 }
@@ -198,7 +195,7 @@ fn session_of(
     headers: &HeaderMap,
     auth: Option<&Authenticated>,
 ) -> Result<Option<Arc<HttpSession>>, Response> {
-    let Some(id) = headers.get(SESSION_HEADER) else { return Ok(None) };
+    let Some(id) = headers.get(crate::headers::MCP_SESSION_ID) else { return Ok(None) };
     let id = id.to_str().unwrap_or("");
     // A session used by another principal than the one that created it is, for that caller,
     // no session at all: 404, as for an unknown id (nothing tells it the id exists).
@@ -485,7 +482,7 @@ async fn initialize(
     if ok {
         let id = session_id(state, &session);
         if let Ok(value) = HeaderValue::from_str(&id) {
-            response.headers_mut().insert(SESSION_HEADER, value);
+            response.headers_mut().insert(crate::headers::MCP_SESSION_ID, value);
         }
         session.connection.set_session_label(crate::session::session_label(&id));
         state.sessions.insert(id, session);
@@ -551,7 +548,7 @@ async fn get(state: Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticat
 }
 
 fn delete(state: &HttpState, headers: &HeaderMap, auth: Option<&Authenticated>) -> Response {
-    let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) else {
+    let Some(id) = headers.get(crate::headers::MCP_SESSION_ID).and_then(|v| v.to_str().ok()) else {
         return (StatusCode::BAD_REQUEST, "Mcp-Session-Id is required").into_response();
     };
     // Only the session's own principal may end it; to anyone else it does not exist. A sealed

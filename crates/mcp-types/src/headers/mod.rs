@@ -29,6 +29,17 @@ use std::fmt;
 
 use crate::json::{JsonObject, JsonValue};
 
+/// The standard headers' names, lower-case as HTTP/2 sends them and `http::HeaderName` keeps
+/// them (names are case-insensitive): one home for the client that sends them and the server
+/// that checks them.
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// `Mcp-Session-Id` (legacy revisions' sessions).
+pub const SESSION_ID: &str = "mcp-session-id";
+/// `Mcp-Method` (2026-07-28).
+pub const METHOD: &str = "mcp-method";
+/// `Mcp-Name` (2026-07-28).
+pub const NAME: &str = "mcp-name";
+
 const SENTINEL_PREFIX: &str = "=?base64?";
 const SENTINEL_SUFFIX: &str = "?=";
 /// 2^53: past it, an `f64` no longer holds every integer.

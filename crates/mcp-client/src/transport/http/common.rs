@@ -16,10 +16,11 @@ use super::sse::{SseError, SseEvent, SseParser};
 use crate::transport::{Deadline, Inbound, InboundSender, Outgoing, OutgoingKind, TransportError};
 use crate::wire;
 
-pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
-pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName =
+    HeaderName::from_static(mcp_types::headers::PROTOCOL_VERSION);
+pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static(mcp_types::headers::SESSION_ID);
+pub(crate) const MCP_METHOD: HeaderName = HeaderName::from_static(mcp_types::headers::METHOD);
+pub(crate) const MCP_NAME: HeaderName = HeaderName::from_static(mcp_types::headers::NAME);
 pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
