@@ -56,9 +56,14 @@ pub fn http_status(reply: &Reply) -> StatusCode {
     }
 }
 
-/// Marks a response made from a server's reply (the server told its observer already).
+/// Marks a response made from a server's reply (the server told its observer already). Only
+/// a status of 400 or more is marked: the observing layer asks no other response, and the mark
+/// is an allocation (a response's first extension makes its map), which a `200` answer — every
+/// successful call — is spared.
 pub(crate) fn answered(mut response: Response) -> Response {
-    response.extensions_mut().insert(crate::layers::observe::Answered);
+    if response.status().as_u16() >= crate::layers::observe::REFUSED_FROM {
+        response.extensions_mut().insert(crate::layers::observe::Answered);
+    }
     response
 }
 
@@ -276,6 +281,22 @@ mod tests {
     use mcp_types::{ErrorObject, RequestId, Response as RpcResponse};
 
     use super::*;
+
+    /// A reply's response is marked as the server's (for the observing layer) when its status
+    /// is one the layer would count as a refusal, and only then: a `200` carries no extension.
+    #[test]
+    fn only_an_answer_of_400_or_more_is_marked_as_the_servers() {
+        let reply = |refusal| Reply {
+            response: RpcResponse::error(RequestId::from(1), ErrorObject::internal("x")),
+            refusal,
+        };
+        let ok = answered(reply_response(reply(None)));
+        assert_eq!(ok.status(), StatusCode::OK);
+        assert!(ok.extensions().is_empty(), "no extension map made for a 200");
+        let refused = answered(reply_response(reply(Some(Refusal::UnknownMethod))));
+        assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+        assert!(refused.extensions().get::<crate::layers::observe::Answered>().is_some());
+    }
 
     #[test]
     fn refusals_map_to_statuses_here_and_answers_are_200() {

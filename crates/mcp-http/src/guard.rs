@@ -2,7 +2,7 @@
 //! head 431 / 400 → Host 403 → Origin 403 → method 405 → Content-Type 415 → Accept 406 → body
 //! size 413).
 
-use http::{HeaderMap, StatusCode, Version, header};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version, header};
 
 #[cfg(test)]
 use crate::config::HttpConfig;
@@ -28,11 +28,28 @@ pub(crate) fn head(
     version: Version,
     headers: &HeaderMap,
 ) -> Result<(), Refusal> {
+    head_seeing(max_headers, max_header_bytes, version, headers, |_, _| {})
+}
+
+/// [`head`], showing `each` every field it walks to count their bytes (all of them, unless
+/// there are too many to walk): a caller that wants a field by name finds it on the way,
+/// instead of hashing the name for a lookup of its own.
+pub(crate) fn head_seeing<'h>(
+    max_headers: usize,
+    max_header_bytes: usize,
+    version: Version,
+    headers: &'h HeaderMap,
+    mut each: impl FnMut(&'h HeaderName, &'h HeaderValue),
+) -> Result<(), Refusal> {
     if headers.len() > max_headers {
         return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"));
     }
     // Each field as sent: name, ": ", value, CRLF.
-    let bytes: usize = headers.iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    let mut bytes = 0usize;
+    for (name, value) in headers {
+        bytes += name.as_str().len() + value.len() + 4;
+        each(name, value);
+    }
     if bytes > max_header_bytes {
         return Err(refuse(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request header fields too large"));
     }

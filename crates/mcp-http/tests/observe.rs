@@ -48,6 +48,8 @@ enum Seen {
     },
     Refused {
         status: u16,
+        /// Its `Mcp-Method`, as a bounded label (`unknown` when it has none).
+        method: &'static str,
     },
     Session(bool),
     Subscription(bool),
@@ -86,7 +88,7 @@ impl Observer for Recorder {
     }
 
     fn refused(&self, r: &TransportRefusal<'_>) {
-        self.seen.lock().unwrap().push(Seen::Refused { status: r.status });
+        self.seen.lock().unwrap().push(Seen::Refused { status: r.status, method: r.method });
     }
 
     fn session(&self, opened: bool) {
@@ -126,7 +128,11 @@ async fn call(addr: SocketAddr, name: &str, arguments: &str) -> support::Reply {
 async fn serve(server: Server) -> (SocketAddr, tokio::task::JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = McpHttp::new(server, HttpConfig::for_bind(addr)).router();
+    // Fewer fields than hyper's own limit (100), so that a head with too many is refused by
+    // mcp-http's check, where it is observed.
+    let mut config = HttpConfig::for_bind(addr);
+    config.max_headers = 50;
+    let app = McpHttp::new(server, config).router();
     let task = tokio::spawn(async move {
         axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).await.unwrap();
     });
@@ -188,20 +194,33 @@ async fn each_layer_reports_its_own_outcome_once() {
     headers.push(("mcp-method", "nothing/here"));
     let reply = roundtrip(ONE, addr, "POST", &headers, &body).await;
     assert_eq!((reply.status, reply.json()["error"]["code"].as_i64()), (404, Some(-32601)));
-    // Refused by the transport before the server saw them: a foreign Host, a wrong type.
-    let reply =
-        roundtrip(ONE, addr, "POST", &[("host", "evil.example:1"), HEADERS[0], HEADERS[1]], "{}").await;
+    // Refused by the transport before the server saw them: a foreign Host, a wrong type, a
+    // head over its limits (its fields' bytes, walked; their number, not walked), each
+    // labelled with the method its `Mcp-Method` names (the first, when there are two).
+    let foreign = [("host", "evil.example:1"), HEADERS[0], HEADERS[1], ("mcp-method", "tools/list")];
+    let reply = roundtrip(ONE, addr, "POST", &foreign, "{}").await;
     assert_eq!(reply.status, 403);
     let reply = roundtrip(ONE, addr, "POST", &[("content-type", "text/plain"), HEADERS[1]], "{}").await;
     assert_eq!(reply.status, 415);
+    let long = "x".repeat(70 * 1024);
+    let large = [("mcp-method", "prompts/get"), HEADERS[0], ("mcp-method", "tools/call"), ("x-long", &long)];
+    let reply = roundtrip(ONE, addr, "POST", &large, "{}").await;
+    assert_eq!(reply.status, 431);
+    let many: Vec<(String, String)> = (0..60).map(|i| (format!("x-field-{i}"), "1".to_owned())).collect();
+    let mut fields: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    fields.push(("mcp-method", "resources/read"));
+    let reply = roundtrip(ONE, addr, "POST", &fields, "{}").await;
+    assert_eq!(reply.status, 431);
     assert_eq!(
         without_arguments(recorder.take()),
         [
             request("tools/call", Some("fail"), Outcome::ToolError),
             request("tools/call", Some("other"), Outcome::Error { code: -32602, refused: false }),
             request("other", None, Outcome::Error { code: -32601, refused: true }),
-            Seen::Refused { status: 403 },
-            Seen::Refused { status: 415 },
+            Seen::Refused { status: 403, method: "tools/list" },
+            Seen::Refused { status: 415, method: "unknown" },
+            Seen::Refused { status: 431, method: "prompts/get" },
+            Seen::Refused { status: 431, method: "resources/read" },
         ]
     );
 

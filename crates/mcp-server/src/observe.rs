@@ -75,6 +75,27 @@ pub trait Observer: Send + Sync + 'static {
     }
 }
 
+/// A server's observer with what it answers once for all (whether it traces, at which ratio,
+/// whether it wants arguments): asked when it is set (`Server::observe`), not through a call
+/// of its own on every request.
+pub(crate) struct Watching {
+    pub(crate) observer: std::sync::Arc<dyn Observer>,
+    pub(crate) traces: bool,
+    pub(crate) ratio: f64,
+    pub(crate) arguments: bool,
+}
+
+impl Watching {
+    pub(crate) fn of(observer: std::sync::Arc<dyn Observer>) -> Watching {
+        Watching {
+            traces: observer.traces(),
+            ratio: observer.trace_ratio(),
+            arguments: observer.wants_arguments(),
+            observer,
+        }
+    }
+}
+
 /// A request's span in its trace: the trace (the caller's, from `_meta.traceparent`, else a
 /// new one), this request's span id, and the caller's span it continues.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -300,6 +321,9 @@ impl<'a> TransportRefusal<'a> {
 #[derive(Default)]
 pub struct Observers {
     list: Vec<std::sync::Arc<dyn Observer>>,
+    /// Those of `list` that [watch the transport](Observer::watches_transport): the only ones
+    /// told its refusals and bytes.
+    watching_transport: Vec<std::sync::Arc<dyn Observer>>,
     traces: bool,
     ratio: f64,
     arguments: bool,
@@ -319,7 +343,10 @@ impl Observers {
             self.ratio = self.ratio.max(observer.trace_ratio());
         }
         self.arguments |= observer.wants_arguments();
-        self.transport |= observer.watches_transport();
+        if observer.watches_transport() {
+            self.transport = true;
+            self.watching_transport.push(observer.clone());
+        }
         self.list.push(observer);
         self
     }
@@ -350,7 +377,7 @@ impl Observer for Observers {
     }
 
     fn refused(&self, refused: &TransportRefusal<'_>) {
-        self.list.iter().for_each(|o| o.refused(refused));
+        self.watching_transport.iter().for_each(|o| o.refused(refused));
     }
 
     fn session(&self, opened: bool) {
@@ -362,7 +389,7 @@ impl Observer for Observers {
     }
 
     fn bytes(&self, received: u64, sent: u64) {
-        self.list.iter().for_each(|o| o.bytes(received, sent));
+        self.watching_transport.iter().for_each(|o| o.bytes(received, sent));
     }
 
     fn trace_ratio(&self) -> f64 {
@@ -586,6 +613,45 @@ mod tests {
         let both =
             Observers::new().with(one).with(std::sync::Arc::new(RequestLog::new())).into_observer().unwrap();
         assert!(both.traces() && both.watches_transport(), "each asks what one of them asks");
+    }
+
+    /// A list tells the transport's refusals and bytes only to those of its observers that
+    /// watch the transport; every observer is told every request.
+    #[test]
+    fn a_list_tells_the_transport_only_to_those_watching_it() {
+        use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        #[derive(Default)]
+        struct Counting {
+            ignores_transport: bool,
+            finished: AtomicUsize,
+            refused: AtomicUsize,
+            bytes: AtomicUsize,
+        }
+        impl Observer for Counting {
+            fn finished(&self, _: &Observed<'_>) {
+                self.finished.fetch_add(1, Relaxed);
+            }
+            fn refused(&self, _: &TransportRefusal<'_>) {
+                self.refused.fetch_add(1, Relaxed);
+            }
+            fn bytes(&self, _: u64, _: u64) {
+                self.bytes.fetch_add(1, Relaxed);
+            }
+            fn watches_transport(&self) -> bool {
+                !self.ignores_transport
+            }
+        }
+        let watching = std::sync::Arc::new(Counting::default());
+        let not = std::sync::Arc::new(Counting { ignores_transport: true, ..Counting::default() });
+        let list = Observers::new().with(watching.clone()).with(not.clone()).into_observer().unwrap();
+        let id = RequestId::Number(1);
+        list.finished(&Observed::new(&id, "ping", Outcome::Success, Duration::ZERO));
+        list.refused(&TransportRefusal::new("unknown", 403, None, Duration::ZERO));
+        list.bytes(10, 20);
+        let counts =
+            |o: &Counting| (o.finished.load(Relaxed), o.refused.load(Relaxed), o.bytes.load(Relaxed));
+        assert_eq!(counts(&watching), (1, 1, 1));
+        assert_eq!(counts(&not), (1, 0, 0));
     }
 
     #[test]

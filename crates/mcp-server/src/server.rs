@@ -50,8 +50,9 @@ pub(crate) struct ServerInner {
     pub(crate) limiter: Option<crate::rate::Limiter>,
     /// Where a tool runs, as the approval form names it (`ServerBuilder::approval_target`).
     pub(crate) approval_target: Option<ApprovalTarget>,
-    /// Told about every request (`Server::observe`); set at most once.
-    pub(crate) observer: std::sync::OnceLock<Arc<dyn crate::observe::Observer>>,
+    /// Told about every request (`Server::observe`), with what it answers once for all; set
+    /// at most once.
+    pub(crate) observer: std::sync::OnceLock<crate::observe::Watching>,
     /// The tasks this server made (the tasks extension).
     pub(crate) tasks: Arc<crate::task::Tasks>,
     /// The skills it serves (the skills extension); their files are in `resources`.
@@ -183,13 +184,13 @@ impl Server {
     /// was, how it ended and how long it took (`crate::observe`). A server has at most one
     /// observer (one that fans out serves several); `false` when it has one already.
     pub fn observe(&self, observer: Arc<dyn crate::observe::Observer>) -> bool {
-        self.inner.observer.set(observer).is_ok()
+        self.inner.observer.set(crate::observe::Watching::of(observer)).is_ok()
     }
 
     /// The observer, when one was set ([`Server::observe`]); transports tell it about the
     /// requests they refuse themselves and the bytes they move.
     pub fn observer(&self) -> Option<&Arc<dyn crate::observe::Observer>> {
-        self.inner.observer.get()
+        self.inner.observer.get().map(|watching| &watching.observer)
     }
 
     /// The definition of a tool, if there is one by that name (a copy: per request, prefer

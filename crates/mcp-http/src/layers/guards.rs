@@ -45,6 +45,21 @@ impl HeadLayer {
     pub(crate) fn check<B>(&self, request: &Request<B>) -> Result<(), Refusal> {
         guard::head(self.max_headers, self.max_header_bytes, request.version(), request.headers())
     }
+
+    /// The check, showing `each` the fields it walks ([`guard::head_seeing`]).
+    pub(crate) fn check_seeing<'h, B>(
+        &self,
+        request: &'h Request<B>,
+        each: impl FnMut(&'h http::HeaderName, &'h http::HeaderValue),
+    ) -> Result<(), Refusal> {
+        guard::head_seeing(
+            self.max_headers,
+            self.max_header_bytes,
+            request.version(),
+            request.headers(),
+            each,
+        )
+    }
 }
 
 impl<S> Layer<S> for HeadLayer {

@@ -26,6 +26,9 @@ use super::{HeadLayer, ResponseFuture};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Answered;
 
+/// The lowest status that counts as a refusal, unless the response is [`Answered`].
+pub(crate) const REFUSED_FROM: u16 = 400;
+
 /// A body's length when it is known before it is sent (a JSON answer's; not a stream's).
 fn length(headers: &HeaderMap, body: &Body) -> u64 {
     use axum::body::HttpBody;
@@ -75,12 +78,24 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let method = match request.headers().get(&crate::headers::MCP_METHOD).and_then(|v| v.to_str().ok()) {
+        // `Mcp-Method` is found on the head check's walk over the fields (the first of that
+        // name, as a lookup finds it), not looked up by a hash of its name.
+        let mut found = None;
+        let checked = self.head.check_seeing(&request, |name, value| {
+            if found.is_none() && name == crate::headers::MCP_METHOD {
+                found = Some(value);
+            }
+        });
+        if checked.is_err() && found.is_none() {
+            // Refused before the walk (too many fields).
+            found = request.headers().get(&crate::headers::MCP_METHOD);
+        }
+        let method = match found.and_then(|v| v.to_str().ok()) {
             Some(method) => method_label(method),
             None => "unknown",
         };
         let received = length(request.headers(), request.body());
-        let inner = match self.head.check(&request) {
+        let inner = match checked {
             Ok(()) => ResponseFuture::inner(self.inner.call(request)),
             Err(refused) => ResponseFuture::refused(super::guards::refusal(refused)),
         };
@@ -113,7 +128,7 @@ where
         };
         this.observer.bytes(*this.received, length(response.headers(), response.body()));
         let status = response.status().as_u16();
-        if status >= 400 && response.extensions().get::<Answered>().is_none() {
+        if status >= REFUSED_FROM && response.extensions().get::<Answered>().is_none() {
             let refused = TransportRefusal::new(this.method, status, None, this.started.elapsed());
             this.observer.refused(&refused);
         }

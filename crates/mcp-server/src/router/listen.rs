@@ -122,7 +122,7 @@ impl Server {
             }
         }
         drop(relayed_changes);
-        let _open = self.inner.observer.get().map(|observer| Open::subscription(observer.clone()));
+        let _open = self.observer().map(|observer| Open::subscription(observer.clone()));
         // Followed until this stream ends, however it ends.
         let _following =
             crate::interest::Following::new(&self.inner.interest, filter.resource_subscriptions.as_ref());
@@ -226,7 +226,7 @@ pub(crate) fn forward_to_session(server: Server, connection: Arc<Connection>, se
     };
     // The session counts as open for the observer while this task runs: it ends with the
     // connection, or when a new `initialize` replaces the session.
-    let open = server.inner.observer.get().map(|observer| Open::session(observer.clone()));
+    let open = server.observer().map(|observer| Open::session(observer.clone()));
     tokio::spawn(async move {
         let _open = open;
         loop {

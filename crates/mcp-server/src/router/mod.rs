@@ -225,10 +225,11 @@ impl Server {
         sink: Arc<dyn MessageSink>,
         principal: Option<Arc<Principal>>,
     ) -> Option<Reply> {
-        let watch =
-            self.inner.observer.get().map(|observer| {
-                watch::Watch::new(self, &**observer, connection, &request, principal.as_ref())
-            });
+        let watch = self
+            .inner
+            .observer
+            .get()
+            .map(|watching| watch::Watch::new(self, watching, connection, &request, principal.as_ref()));
         let id = request.id.clone();
         let trace = watch.as_ref().and_then(|w| w.span.as_ref()).map(crate::observe::SpanIds::traceparent);
         let routed = match self.limited(&request, principal.as_deref()) {

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use mcp_types::{ProtocolVersion, RequestId};
+use mcp_types::methods::{CallTool, GetPrompt};
+use mcp_types::{ProtocolVersion, RequestId, RequestMethod};
 
 use crate::connection::Connection;
 use crate::door::classify::{Classified, Params};
-use crate::observe::{Observed, Observer, Outcome, method_label};
+use crate::observe::{Observed, Observer, Outcome, Watching, method_label};
 use crate::principal::Principal;
 use crate::prompts::PromptEntry;
 use crate::server::Server;
@@ -47,12 +48,18 @@ pub(crate) struct Watch<'s> {
 impl<'s> Watch<'s> {
     pub(crate) fn new(
         server: &Server,
-        observer: &'s dyn Observer,
+        watching: &'s Watching,
         connection: &Connection,
         request: &Classified,
         principal: Option<&Arc<Principal>>,
     ) -> Watch<'s> {
-        let method = method_label(&request.method);
+        let observer = &*watching.observer;
+        // The label of a call or a get is its variant's: no string compared.
+        let method = match &request.params {
+            Params::CallTool(_) => CallTool::METHOD,
+            Params::GetPrompt(_) => GetPrompt::METHOD,
+            _ => method_label(&request.method),
+        };
         let name = match &request.params {
             Params::CallTool(p) => match server.inner.tools.load().get(&p.name) {
                 Some(entry) => Name::Tool(entry.clone()),
@@ -68,7 +75,7 @@ impl<'s> Watch<'s> {
             Some(v) if request.is_modern() => ProtocolVersion::parse(v),
             _ => connection.session().map(|s| s.version),
         };
-        let arguments = if observer.wants_arguments() {
+        let arguments = if watching.arguments {
             match (&request.params, &name) {
                 (Params::CallTool(p), Name::Tool(entry)) => {
                     p.arguments.as_ref().map(|a| crate::observe::redact(a, &entry.def.input_schema))
@@ -82,9 +89,9 @@ impl<'s> Watch<'s> {
         } else {
             None
         };
-        let span = observer.traces().then(|| {
-            crate::observe::SpanIds::continuing_sampled(&request.meta.extra, observer.trace_ratio())
-        });
+        let span = watching
+            .traces
+            .then(|| crate::observe::SpanIds::continuing_sampled(&request.meta.extra, watching.ratio));
         observer.started(method);
         Watch {
             observer,
