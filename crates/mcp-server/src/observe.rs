@@ -316,18 +316,14 @@ impl<'a> TransportRefusal<'a> {
 }
 
 /// Several observers as one (a server has one: `Server::observe`). What the request path asks
-/// of every request — whether any traces, at which ratio, whether any wants arguments — is
-/// read from each observer when it is added, not asked of each again per request.
+/// of an observer — whether it traces, at which ratio, whether it wants arguments — the server
+/// asks once, when the observer is set (`Watching`); a list answers from its members then.
 #[derive(Default)]
 pub struct Observers {
     list: Vec<std::sync::Arc<dyn Observer>>,
     /// Those of `list` that [watch the transport](Observer::watches_transport): the only ones
     /// told its refusals and bytes.
     watching_transport: Vec<std::sync::Arc<dyn Observer>>,
-    traces: bool,
-    ratio: f64,
-    arguments: bool,
-    transport: bool,
 }
 
 impl Observers {
@@ -338,13 +334,7 @@ impl Observers {
 
     /// Adds `observer`; each is told in the order added.
     pub fn with(mut self, observer: std::sync::Arc<dyn Observer>) -> Self {
-        if observer.traces() {
-            self.traces = true;
-            self.ratio = self.ratio.max(observer.trace_ratio());
-        }
-        self.arguments |= observer.wants_arguments();
         if observer.watches_transport() {
-            self.transport = true;
             self.watching_transport.push(observer.clone());
         }
         self.list.push(observer);
@@ -392,20 +382,21 @@ impl Observer for Observers {
         self.watching_transport.iter().for_each(|o| o.bytes(received, sent));
     }
 
+    /// The highest ratio of those that trace: a request any of them would record is recorded.
     fn trace_ratio(&self) -> f64 {
-        self.ratio
+        self.list.iter().filter(|o| o.traces()).map(|o| o.trace_ratio()).fold(0.0, f64::max)
     }
 
     fn wants_arguments(&self) -> bool {
-        self.arguments
+        self.list.iter().any(|o| o.wants_arguments())
     }
 
     fn watches_transport(&self) -> bool {
-        self.transport
+        !self.watching_transport.is_empty()
     }
 
     fn traces(&self) -> bool {
-        self.traces
+        self.list.iter().any(|o| o.traces())
     }
 }
 
@@ -613,6 +604,14 @@ mod tests {
         let both =
             Observers::new().with(one).with(std::sync::Arc::new(RequestLog::new())).into_observer().unwrap();
         assert!(both.traces() && both.watches_transport(), "each asks what one of them asks");
+        assert_eq!(both.trace_ratio(), 1.0, "the tracer's ratio");
+        assert!(!both.wants_arguments());
+        let logs = Observers::new()
+            .with(std::sync::Arc::new(RequestLog::new()))
+            .with(std::sync::Arc::new(RequestLog::with_arguments()))
+            .into_observer()
+            .unwrap();
+        assert!(logs.wants_arguments() && !logs.traces(), "{}", logs.trace_ratio());
     }
 
     /// A list tells the transport's refusals and bytes only to those of its observers that
