@@ -48,6 +48,7 @@ mod caller;
 mod config;
 mod events;
 mod exchange;
+mod front;
 mod guard;
 mod headers;
 mod intake;
@@ -121,23 +122,33 @@ impl McpHttp {
     /// `Router::merge` (at the root: DPoP proofs name the request's path, and the metadata is
     /// found by its well-known path) or serve it as a `tower::Service`.
     ///
-    /// Every check of docs/DECISIONS.md's order is in place: [`layers::HeadLayer`] on every
-    /// route, [`layers::HostGuardLayer`] on the MCP routes, then the endpoint's own. For a
-    /// stack of your own, start from [`routes`](Self::routes).
+    /// Every check of docs/DECISIONS.md's order is in place: [`layers::HeadLayer`]'s on every
+    /// route, [`layers::HostGuardLayer`]'s on the MCP routes, then the endpoint's own. The
+    /// endpoint's handler makes the first two itself, in that order, rather than through
+    /// layers (each layer of an axum route costs a boxed service cloned and a boxed future per
+    /// request); the other routes have the layers. For a stack of your own, start from
+    /// [`routes`](Self::routes).
     ///
     /// A server with an observer (`Server::observe`, set before this is called) that
     /// [watches the transport](mcp_server::Observer::watches_transport) is also told the
     /// requests refused here before it saw them, with their HTTP status, and the bytes of
     /// bodies whose length is declared.
     pub fn router(&self) -> axum::Router {
-        // The request head is checked first, for every route (docs/DECISIONS.md order); with
+        // The request head is checked first, for every route (docs/DECISIONS.md order): by the
+        // endpoint's own handler for the endpoint (`front`), by a layer for the others — with
         // an observer, by the observing layer itself (one layer of the router, not two).
-        let router = self.build(Some(self.host_guard_layer()));
-        match self.state.server.observer() {
-            Some(observer) if observer.watches_transport() => router
-                .layer(layers::observe::ObserveLayer { observer: observer.clone(), head: self.head_layer() }),
-            _ => router.layer(self.head_layer()),
-        }
+        let head = self.head_layer();
+        let guard = self.host_guard_layer();
+        let front = front::Front::checked(self.state.clone(), head, guard.clone());
+        let others = self.others(Some(guard));
+        let others = match self.state.server.observer() {
+            Some(observer) if observer.watches_transport() => {
+                others.layer(layers::observe::ObserveLayer { observer: observer.clone(), head })
+            }
+            _ => others.layer(head),
+        };
+        // `others` last: its fallback (axum's 404, behind the same layer) is the one kept.
+        self.endpoint(front).merge(others)
     }
 
     /// The same routes as [`router`](Self::router) without the head and Host/Origin checks:
@@ -146,7 +157,7 @@ impl McpHttp {
     /// within the budgets unless an [`AuthLayer`](layers::AuthLayer) or
     /// [`LimitsLayer`](layers::LimitsLayer) in front already did.
     pub fn routes(&self) -> axum::Router {
-        self.build(None)
+        self.endpoint(front::Front::bare(self.state.clone())).merge(self.others(None))
     }
 
     /// [`layers::HeadLayer`] with this transport's header limits.
@@ -175,35 +186,42 @@ impl McpHttp {
         Some(layers::AuthLayer::new(auth.clone(), public))
     }
 
-    fn build(&self, guard: Option<layers::HostGuardLayer>) -> axum::Router {
+    /// The MCP endpoint's route, with what `front` checks and tells in front of it.
+    fn endpoint(&self, front: front::Front) -> axum::Router {
+        self.expire_sessions();
+        let path = self.state.config.endpoint.clone();
+        axum::Router::new().route(&path, axum::routing::any(front::endpoint)).with_state(Arc::new(front))
+    }
+
+    /// Every route but the endpoint: the HTTP+SSE transport's and — with authorization — the
+    /// Protected Resource Metadata, `guard` in front of the former.
+    fn others(&self, guard: Option<layers::HostGuardLayer>) -> axum::Router {
         let state = self.state.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            let weak = Arc::downgrade(&state);
-            let state_idle = state.config.session_idle;
-            handle.spawn(async move {
-                // Often enough that a session outlives its idle limit by at most a quarter of it.
-                let every = (state_idle / 4)
-                    .clamp(std::time::Duration::from_millis(50), std::time::Duration::from_secs(60));
-                let mut tick = tokio::time::interval(every);
-                loop {
-                    tick.tick().await;
-                    let Some(state) = weak.upgrade() else { return };
-                    state.sessions.expire(state.config.session_idle);
-                }
-            });
-        }
-        let mut endpoint = axum::routing::any(service::endpoint);
-        if let Some(guard) = &guard {
-            endpoint = endpoint.layer(guard.clone());
-        }
         #[allow(unused_mut)] // only the `oauth` feature adds routes
-        let mut router =
-            axum::Router::new().route(&state.config.endpoint.clone(), endpoint).with_state(state.clone());
+        let mut router = legacy_sse::routes(state.clone(), guard);
         #[cfg(feature = "oauth")]
         if let Some(auth) = &state.auth {
             // Public; checks its `Host` itself (never `Origin`).
             router = router.merge(auth::metadata_routes(&state.config, &auth.config));
         }
-        router.merge(legacy_sse::routes(state, guard))
+        router
+    }
+
+    /// Closes the sessions idle past their limit, while this transport is in use.
+    fn expire_sessions(&self) {
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let weak = Arc::downgrade(&self.state);
+        let idle = self.state.config.session_idle;
+        handle.spawn(async move {
+            // Often enough that a session outlives its idle limit by at most a quarter of it.
+            let every =
+                (idle / 4).clamp(std::time::Duration::from_millis(50), std::time::Duration::from_secs(60));
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let Some(state) = weak.upgrade() else { return };
+                state.sessions.expire(state.config.session_idle);
+            }
+        });
     }
 }

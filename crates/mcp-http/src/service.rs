@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request as HttpRequest, State};
+use axum::extract::{ConnectInfo, Request as HttpRequest};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
@@ -94,9 +94,9 @@ pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
     extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0)
 }
 
-/// The endpoint, behind the head and Host/Origin layers (`McpHttp::router`) or a stack of the
-/// application's own (`McpHttp::routes`).
-pub(crate) async fn endpoint(State(state): State<Arc<HttpState>>, request: HttpRequest) -> Response {
+/// The endpoint, behind the head and Host/Origin checks (`McpHttp::router`, see `front`) or a
+/// stack of the application's own (`McpHttp::routes`).
+pub(crate) async fn endpoint(state: &Arc<HttpState>, request: HttpRequest) -> Response {
     let (mut parts, body) = request.into_parts();
     let peer = peer_of(&parts.extensions);
     if !matches!(parts.method, Method::POST | Method::GET | Method::DELETE) {
@@ -105,7 +105,7 @@ pub(crate) async fn endpoint(State(state): State<Arc<HttpState>>, request: HttpR
         return r;
     }
     // Bearer 401/403 before anything that reads the request (docs/DECISIONS.md order).
-    let auth = match caller(&state, &parts.method, &parts.uri, &parts.headers, &mut parts.extensions).await {
+    let auth = match caller(state, &parts.method, &parts.uri, &parts.headers, &mut parts.extensions).await {
         Ok(auth) => auth,
         Err(r) => return r,
     };
@@ -116,7 +116,7 @@ pub(crate) async fn endpoint(State(state): State<Arc<HttpState>>, request: HttpR
             post(state, headers, body, admitted, auth, peer).await
         }
         Method::GET => get(state, headers, auth).await,
-        _ => delete(&state, &headers, auth.as_ref()),
+        _ => delete(state, &headers, auth.as_ref()),
     }
 }
 
@@ -252,7 +252,7 @@ fn session_id(state: &HttpState, session: &HttpSession) -> String {
 }
 
 async fn post(
-    state: Arc<HttpState>,
+    state: &Arc<HttpState>,
     headers: HeaderMap,
     body: Body,
     admitted: Option<Admitted>,
@@ -266,7 +266,7 @@ async fn post(
         Ok(a) => a,
         Err(r) => return refusal(r),
     };
-    let (bytes, permits) = match intake::admit(&state, &headers, body, auth.as_ref(), admitted).await {
+    let (bytes, permits) = match intake::admit(state, &headers, body, auth.as_ref(), admitted).await {
         Ok(read) => read,
         Err(r) => return r,
     };
@@ -274,7 +274,7 @@ async fn post(
         Ok(m) => m,
         Err(unreadable) => {
             // The era of an unreadable body is the session's, when it names a live one.
-            let session = session_of(&state, &headers, auth.as_ref()).ok().flatten();
+            let session = session_of(state, &headers, auth.as_ref()).ok().flatten();
             return reply_response(unreadable.reply(session.and_then(|s| s.connection.session()).as_ref()));
         }
     };
@@ -285,16 +285,16 @@ async fn post(
     // away for anyone, so it must not exempt a request from the modern checks.
     let message = match message {
         Inbound::Request(request) if request.is_modern() => {
-            return modern_request(&state, &headers, request, accepts, permits, auth, peer).await;
+            return modern_request(state, &headers, request, accepts, permits, auth, peer).await;
         }
         other => other,
     };
-    let session = match session_of(&state, &headers, auth.as_ref()) {
+    let session = match session_of(state, &headers, auth.as_ref()) {
         Ok(s) => s,
         Err(r) => return r,
     };
     if let Inbound::Request(request) = &message {
-        if let Err(r) = check_tool_scopes(&state, auth.as_ref(), request) {
+        if let Err(r) = check_tool_scopes(state, auth.as_ref(), request) {
             return r;
         }
     }
@@ -339,9 +339,9 @@ async fn post(
                         ErrorObject::invalid_request(format!("unsupported MCP-Protocol-Version {version:?}")),
                     );
                 }
-                legacy_request(&state, session, request, accepts, permits.into_vec(), principal).await
+                legacy_request(state, session, request, accepts, permits.into_vec(), principal).await
             }
-            None => sessionless_request(&state, &headers, request, accepts, permits, auth, peer).await,
+            None => sessionless_request(state, &headers, request, accepts, permits, auth, peer).await,
         },
     }
 }
@@ -520,12 +520,12 @@ async fn legacy_request(
     exchange::serve(exchange, request).await
 }
 
-async fn get(state: Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticated>) -> Response {
+async fn get(state: &Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticated>) -> Response {
     match guard::accepts(&headers) {
         Ok(a) if a.sse => {}
         _ => return (StatusCode::NOT_ACCEPTABLE, "GET needs Accept: text/event-stream").into_response(),
     }
-    let session = match session_of(&state, &headers, auth.as_ref()) {
+    let session = match session_of(state, &headers, auth.as_ref()) {
         Ok(Some(s)) => s,
         Ok(None) => {
             // 2026-07-28 has no GET stream (subscriptions/listen replaced it).
@@ -536,7 +536,7 @@ async fn get(state: Arc<HttpState>, headers: HeaderMap, auth: Option<Authenticat
         Err(r) => return r,
     };
     if let Some(last) = headers.get("last-event-id").and_then(|v| v.to_str().ok()) {
-        return resume(&state, &session, last);
+        return resume(state, &session, last);
     }
     let (tx, rx) = mpsc::channel::<Vec<u8>>(64);
     if !session.outbox.open(tx) {

@@ -59,6 +59,8 @@ enum Seen {
 struct Recorder {
     seen: Mutex<Vec<Seen>>,
     started: Mutex<usize>,
+    /// The bytes told, request by request: received, sent.
+    bytes: Mutex<Vec<(u64, u64)>>,
     /// Says it does not watch the transport (`Observer::watches_transport`).
     ignores_transport: bool,
 }
@@ -97,6 +99,10 @@ impl Observer for Recorder {
 
     fn subscription(&self, opened: bool) {
         self.seen.lock().unwrap().push(Seen::Subscription(opened));
+    }
+
+    fn bytes(&self, received: u64, sent: u64) {
+        self.bytes.lock().unwrap().push((received, sent));
     }
 
     fn wants_arguments(&self) -> bool {
@@ -245,6 +251,49 @@ async fn each_layer_reports_its_own_outcome_once() {
     assert!(seen.contains(&Seen::InSession { method: "tools/list".into(), session: label }), "{seen:?}");
     assert!(!format!("{seen:?}").contains(&id), "the id itself: {seen:?}");
 
+    task.abort();
+}
+
+/// The endpoint tells its bytes and its own refusals itself (no layer in front of it); the
+/// other routes — HTTP+SSE, and the fallback's `404` — are observed by the layer around them,
+/// each request once.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_endpoint_and_the_other_routes_are_each_observed_once() {
+    let server =
+        Server::builder("observed", "1").tools(Tools::new().add("login", "Log in", login)).build().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    assert!(server.observe(recorder.clone()));
+    let (addr, task) = serve(server).await;
+
+    let arguments = r#"{"user":"ann","password":"hunter2"}"#;
+    let reply = call(addr, "login", arguments).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let sent = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"#.len()
+        + META.len()
+        + r#","name":"login","arguments":}}"#.len()
+        + arguments.len();
+    assert_eq!(*recorder.bytes.lock().unwrap(), [(sent as u64, reply.body.len() as u64)]);
+    recorder.take();
+
+    // The fallback, behind the observing layer: a path nothing serves.
+    let reply = roundtrip(ONE, addr, "POST /nope", &[HEADERS[0], ("mcp-method", "tools/list")], "{}").await;
+    assert_eq!(reply.status, 404);
+    // HTTP+SSE's routes: a foreign Origin, refused by their Host/Origin guard inside the layer.
+    let foreign = [HEADERS[0], ("origin", "https://evil.example"), ("mcp-method", "tools/call")];
+    let reply = roundtrip(ONE, addr, "POST /messages?sessionId=x", &foreign, "{}").await;
+    assert_eq!(reply.status, 403);
+    // The endpoint's own Host/Origin check, done by its handler.
+    let reply = roundtrip(ONE, addr, "POST", &foreign, "{}").await;
+    assert_eq!(reply.status, 403);
+    assert_eq!(
+        recorder.take(),
+        [
+            Seen::Refused { status: 404, method: "tools/list" },
+            Seen::Refused { status: 403, method: "tools/call" },
+            Seen::Refused { status: 403, method: "tools/call" },
+        ]
+    );
+    assert_eq!(recorder.bytes.lock().unwrap().len(), 4, "bytes told once a request");
     task.abort();
 }
 

@@ -133,6 +133,19 @@ impl HostGuardLayer {
     }
 }
 
+impl HostGuardLayer {
+    /// The check itself: `Err` holds the refusal to answer with ([`refusal`]).
+    pub(crate) fn check<B>(&self, request: &Request<B>) -> Result<(), Refusal> {
+        // The Protected Resource Metadata is public and read cross-origin by browser-based
+        // clients: Host only (as its own route checks when the default router serves it).
+        if request.uri().path().starts_with(WELL_KNOWN_METADATA) {
+            guard::host(&self.hosts, request.headers())
+        } else {
+            guard::host_and_origin(&self.hosts, &self.origins, request.headers())
+        }
+    }
+}
+
 impl<S> Layer<S> for HostGuardLayer {
     type Service = HostGuard<S>;
 
@@ -161,14 +174,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        // The Protected Resource Metadata is public and read cross-origin by browser-based
-        // clients: Host only (as its own route checks when the default router serves it).
-        let checked = if request.uri().path().starts_with(WELL_KNOWN_METADATA) {
-            guard::host(&self.lists.hosts, request.headers())
-        } else {
-            guard::host_and_origin(&self.lists.hosts, &self.lists.origins, request.headers())
-        };
-        match checked {
+        match self.lists.check(&request) {
             Ok(()) => ResponseFuture::inner(self.inner.call(request)),
             Err(r) => ResponseFuture::refused(refusal(r)),
         }

@@ -1,7 +1,8 @@
 //! The transport's checks as `tower` layers, to compose a stack of your own.
 //!
 //! [`McpHttp::router`](crate::McpHttp::router) is the default stack, in the order of
-//! docs/DECISIONS.md: [`HeadLayer`] on every route, [`HostGuardLayer`] on the MCP routes,
+//! docs/DECISIONS.md: [`HeadLayer`]'s check on every route, [`HostGuardLayer`]'s on the MCP
+//! routes (the endpoint's handler makes both itself, sparing the busiest route two layers),
 //! then — inside the endpoint — the method (`405`), authorization, `Content-Type` (`415`),
 //! `Accept` (`406`) and admission. [`McpHttp::routes`](crate::McpHttp::routes) is the same
 //! routes without the head and Host/Origin checks, for a stack of your own:
@@ -52,5 +53,6 @@ pub(crate) mod observe;
 #[cfg(feature = "oauth")]
 pub use auth::{Auth, AuthLayer};
 pub use future::ResponseFuture;
+pub(crate) use guards::refusal;
 pub use guards::{Head, HeadLayer, HostGuard, HostGuardLayer};
 pub use limits::{Limits, LimitsLayer};

@@ -29,8 +29,32 @@ pub(crate) struct Answered;
 /// The lowest status that counts as a refusal, unless the response is [`Answered`].
 pub(crate) const REFUSED_FROM: u16 = 400;
 
+/// Tells `observer` the bytes of a request and of its `response`, and the refusal when the
+/// transport refused it (a status of [`REFUSED_FROM`] or more that no server reply made).
+pub(crate) fn tell(
+    observer: &dyn Observer,
+    method: &'static str,
+    received: u64,
+    started: Instant,
+    response: &Response,
+) {
+    observer.bytes(received, length(response.headers(), response.body()));
+    let status = response.status().as_u16();
+    if status >= REFUSED_FROM && response.extensions().get::<Answered>().is_none() {
+        observer.refused(&TransportRefusal::new(method, status, None, started.elapsed()));
+    }
+}
+
+/// The label of a request's `Mcp-Method` (`unknown` without one).
+pub(crate) fn label(found: Option<&http::HeaderValue>) -> &'static str {
+    match found.and_then(|v| v.to_str().ok()) {
+        Some(method) => method_label(method),
+        None => "unknown",
+    }
+}
+
 /// A body's length when it is known before it is sent (a JSON answer's; not a stream's).
-fn length(headers: &HeaderMap, body: &Body) -> u64 {
+pub(crate) fn length(headers: &HeaderMap, body: &Body) -> u64 {
     use axum::body::HttpBody;
     body.size_hint()
         .exact()
@@ -90,10 +114,7 @@ where
             // Refused before the walk (too many fields).
             found = request.headers().get(&crate::headers::MCP_METHOD);
         }
-        let method = match found.and_then(|v| v.to_str().ok()) {
-            Some(method) => method_label(method),
-            None => "unknown",
-        };
+        let method = label(found);
         let received = length(request.headers(), request.body());
         let inner = match checked {
             Ok(()) => ResponseFuture::inner(self.inner.call(request)),
@@ -126,12 +147,7 @@ where
             Poll::Ready(Ok(response)) => response,
             other => return other,
         };
-        this.observer.bytes(*this.received, length(response.headers(), response.body()));
-        let status = response.status().as_u16();
-        if status >= REFUSED_FROM && response.extensions().get::<Answered>().is_none() {
-            let refused = TransportRefusal::new(this.method, status, None, this.started.elapsed());
-            this.observer.refused(&refused);
-        }
+        tell(&**this.observer, this.method, *this.received, *this.started, &response);
         Poll::Ready(Ok(response))
     }
 }

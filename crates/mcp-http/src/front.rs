@@ -1,0 +1,92 @@
+//! What [`McpHttp::router`](crate::McpHttp::router) puts in front of the MCP endpoint — the
+//! head check, the Host/Origin allowlists and the observer's view of the transport — done by
+//! the endpoint's own handler rather than by layers around it.
+//!
+//! An axum route clones its boxed service, and boxes its future, at each layer for every
+//! request; a layer that holds an `Arc` also counts it up and down, on a count every thread
+//! shares. The endpoint is the busiest route, so its checks and its observation run here, in
+//! the order the layers keep (the head, then `Host` and `Origin`, then the endpoint's own),
+//! borrowing the observer from the route's state. The other routes (HTTP+SSE, the metadata,
+//! the fallback) keep the layers: [`layers::HeadLayer`](crate::layers::HeadLayer),
+//! [`layers::HostGuardLayer`](crate::layers::HostGuardLayer) and the observing layer.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::response::Response;
+use mcp_server::Observer;
+
+use crate::layers::observe::{label, length, tell};
+use crate::layers::{HeadLayer, HostGuardLayer};
+use crate::service::{self, HttpState};
+
+/// The endpoint's route state: the transport's, and what this router checks and tells.
+pub(crate) struct Front {
+    pub(crate) http: Arc<HttpState>,
+    /// The head and Host/Origin checks (`router`), or none (`routes`: the application's stack
+    /// checks what it wants).
+    checks: Option<(HeadLayer, HostGuardLayer)>,
+    /// The observer that watches the transport (`router`, with one).
+    observer: Option<Arc<dyn Observer>>,
+}
+
+impl Front {
+    /// The endpoint as `routes` serves it: nothing in front.
+    pub(crate) fn bare(http: Arc<HttpState>) -> Front {
+        Front { http, checks: None, observer: None }
+    }
+
+    /// The endpoint as `router` serves it: checked, and observed when the server's observer
+    /// watches the transport.
+    pub(crate) fn checked(http: Arc<HttpState>, head: HeadLayer, guard: HostGuardLayer) -> Front {
+        let observer = http.server.observer().filter(|o| o.watches_transport()).cloned();
+        Front { http, checks: Some((head, guard)), observer }
+    }
+}
+
+/// The MCP endpoint's handler.
+pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) -> Response {
+    match &front.observer {
+        None => {
+            if let Some((head, guard)) = &front.checks {
+                if let Err(refused) = head.check(&request).and_then(|()| guard.check(&request)) {
+                    return crate::layers::refusal(refused);
+                }
+            }
+            service::endpoint(&front.http, request).await
+        }
+        Some(observer) => observed(&front, &**observer, request).await,
+    }
+}
+
+/// The endpoint with its observer told the bytes and the transport's refusals, as the
+/// observing layer tells them for the other routes.
+async fn observed(front: &Front, observer: &dyn Observer, request: Request) -> Response {
+    let started = Instant::now();
+    let mut found = None;
+    let checked = match &front.checks {
+        // `Mcp-Method` is found on the head check's walk over the fields (the first of that
+        // name, as a lookup finds it), not looked up by a hash of its name.
+        Some((head, guard)) => head
+            .check_seeing(&request, |name, value| {
+                if found.is_none() && name == crate::headers::MCP_METHOD {
+                    found = Some(value);
+                }
+            })
+            .and_then(|()| guard.check(&request)),
+        None => Ok(()),
+    };
+    if found.is_none() {
+        // Refused before the walk (too many fields), or not walked.
+        found = request.headers().get(&crate::headers::MCP_METHOD);
+    }
+    let method = label(found);
+    let received = length(request.headers(), request.body());
+    let response = match checked {
+        Ok(()) => service::endpoint(&front.http, request).await,
+        Err(refused) => crate::layers::refusal(refused),
+    };
+    tell(observer, method, received, started, &response);
+    response
+}
