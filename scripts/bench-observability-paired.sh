@@ -19,6 +19,10 @@
 # Environment: MCPKIT, MCP_LOAD, SINK (default target/release/{mcpkit,mcp-load,mcp-otlp-sink}),
 # ROUNDS (default 6), REQUESTS (default 30000 per server), CONCURRENCY (default 8 per server),
 # MODES (default "metrics traces otlp sampled"), SAMPLED_RATIO (default 0.1).
+#
+# Two builds compared instead: AGAINST=path/to/another/mcpkit runs that build as the first
+# server of each pair, observed in the same mode as $MCPKIT (mode `off`: neither observed), so
+# the ratio is $MCPKIT's CPU a call over $AGAINST's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +30,7 @@ ROUNDS=${ROUNDS:-6}
 REQUESTS=${REQUESTS:-30000}
 CONCURRENCY=${CONCURRENCY:-8}
 MODES=${MODES:-metrics traces otlp sampled}
+AGAINST=${AGAINST:-}
 SAMPLED_RATIO=${SAMPLED_RATIO:-0.1}
 [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null \
   || { echo "error: needs two cores and taskset (servers on core 1, loads on core 0)" >&2; exit 2; }
@@ -56,11 +61,16 @@ pair() { # mode round
     traces) env=(env "$otlp" OTEL_METRICS_EXPORTER=none) ;;
     otlp) env=(env "$otlp") ;;
     sampled) env=(env "$otlp" OTEL_TRACES_SAMPLER=parentbased_traceidratio "OTEL_TRACES_SAMPLER_ARG=$SAMPLED_RATIO") ;;
+    off) [ -n "$AGAINST" ] || { echo "error: mode off compares two builds: set AGAINST" >&2; exit 2; } ;;
     *) echo "error: unknown mode $mode" >&2; exit 2 ;;
   esac
   plain_port=$(free_port)
   observed_port=$(free_port)
-  env -u OTEL_EXPORTER_OTLP_ENDPOINT taskset -c 1 "$MCPKIT" serve --http "127.0.0.1:$plain_port" 2>/dev/null &
+  if [ -n "$AGAINST" ]; then
+    "${env[@]}" taskset -c 1 "$AGAINST" serve --http "127.0.0.1:$plain_port" "${extra[@]}" 2>/dev/null &
+  else
+    env -u OTEL_EXPORTER_OTLP_ENDPOINT taskset -c 1 "$MCPKIT" serve --http "127.0.0.1:$plain_port" 2>/dev/null &
+  fi
   local plain=$!
   "${env[@]}" taskset -c 1 "$MCPKIT" serve --http "127.0.0.1:$observed_port" "${extra[@]}" 2>/dev/null &
   local observed=$!
@@ -98,6 +108,7 @@ for round in $(seq 1 "$ROUNDS"); do
   for mode in $MODES; do pair "$mode" "$round"; done
 done
 
+[ -z "$AGAINST" ] || echo "$MCPKIT against $AGAINST (\"plain\" below), each in the same mode"
 echo "checkout $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u +%Y-%m-%d), $(nproc) cores, both servers of a pair on core 1 at once, loads and sink on core 0, $ROUNDS rounds of $REQUESTS calls per server, $CONCURRENCY connections each, sampled at $SAMPLED_RATIO"
 echo
 python3 - "$results" <<'PY'
