@@ -46,6 +46,7 @@ mod operations;
 mod otlp;
 mod otlp_answer;
 mod otlp_target;
+mod striped;
 
 pub use client::MAX_NAMES as MAX_CLIENT_NAMES;
 pub use otlp::{OtlpExport, OtlpExporter};
@@ -136,11 +137,11 @@ struct Inner {
     operations: Arc<Operations>,
     /// The requests sent by a client this is the observer of (`client.rs`).
     client: Arc<client::ClientOperations>,
-    in_flight: Gauge,
+    in_flight: striped::Gauge,
     sessions: Gauge,
     subscriptions: Gauge,
-    received: Counter,
-    sent: Counter,
+    received: striped::Counter,
+    sent: striped::Counter,
     upstreams: Option<Upstreams>,
     /// One scrape at a time refreshes the upstreams' series and encodes.
     scrape: Mutex<()>,
@@ -190,11 +191,12 @@ impl Metrics {
     fn build(transport: &'static str, upstreams: Option<Upstreams>) -> Metrics {
         let mut registry = Registry::default();
         let operations = Arc::new(Operations::new(transport));
-        let in_flight = Gauge::default();
+        // Counted on every request: striped (no line the serving threads share).
+        let in_flight = striped::Gauge::default();
         let sessions = Gauge::default();
         let subscriptions = Gauge::default();
-        let received = Counter::default();
-        let sent = Counter::default();
+        let received = striped::Counter::default();
+        let sent = striped::Counter::default();
         registry.register_collector(Box::new(operations.clone()));
         let client = Arc::new(client::ClientOperations::new());
         registry.register_collector(Box::new(client.clone()));

@@ -101,30 +101,54 @@ impl Key {
     }
 }
 
-/// One series: a count per bucket (the last is `+Inf`) and the sum in nanoseconds.
+/// At most this many cells a series (each 256 bytes): the table's bound times this is its
+/// memory's.
+const SERIES_CELLS: usize = 8;
+
+/// One thread's share of a series: a count per bucket (the last is `+Inf`) and the sum in
+/// nanoseconds, on lines no other cell shares (`crate::striped`).
 #[derive(Debug)]
-pub(crate) struct Series {
+#[repr(align(128))]
+struct Cell {
     buckets: [AtomicU64; BUCKETS.len() + 1],
     sum_nanos: AtomicU64,
 }
 
+/// One series: a [`Cell`] per group of threads, added up when read.
+#[derive(Debug)]
+pub(crate) struct Series {
+    cells: Box<[Cell]>,
+}
+
 impl Series {
     fn new() -> Series {
-        Series { buckets: std::array::from_fn(|_| AtomicU64::new(0)), sum_nanos: AtomicU64::new(0) }
+        let cells = crate::striped::cells().min(SERIES_CELLS);
+        let cell =
+            || Cell { buckets: std::array::from_fn(|_| AtomicU64::new(0)), sum_nanos: AtomicU64::new(0) };
+        Series { cells: (0..cells).map(|_| cell()).collect() }
     }
 
     /// The count of each bucket (not cumulative; the last is `+Inf`) and the sum in seconds.
     pub(crate) fn counts(&self) -> Counts {
-        let counts = std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed));
-        (counts, self.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9)
+        let mut counts = [0u64; BUCKETS.len() + 1];
+        let mut nanos = 0u64;
+        for cell in &self.cells {
+            for (count, bucket) in counts.iter_mut().zip(&cell.buckets) {
+                *count = count.wrapping_add(bucket.load(Ordering::Relaxed));
+            }
+            nanos = nanos.wrapping_add(cell.sum_nanos.load(Ordering::Relaxed));
+        }
+        (counts, nanos as f64 / 1e9)
     }
 
     fn observe(&self, duration: std::time::Duration) {
         let seconds = duration.as_secs_f64();
         let bucket = BUCKETS.iter().position(|&bound| seconds <= bound).unwrap_or(BUCKETS.len());
-        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        // `cells` is a power of two no larger than the thread's cell count.
+        let cell = &self.cells[crate::striped::mine() & (self.cells.len() - 1)];
+        cell.buckets[bucket].fetch_add(1, Ordering::Relaxed);
         let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
-        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        cell.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 }
 
