@@ -17,6 +17,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use mcp_server::Observer;
 
+use crate::guard::Refusal;
 use crate::layers::observe::{label, length, tell};
 use crate::layers::{HeadLayer, HostGuardLayer};
 use crate::service::{self, HttpState};
@@ -45,48 +46,57 @@ impl Front {
     }
 }
 
-/// The MCP endpoint's handler.
-pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) -> Response {
-    match &front.observer {
-        None => {
-            if let Some((head, guard)) = &front.checks {
-                if let Err(refused) = head.check(&request).and_then(|()| guard.check(&request)) {
-                    return crate::layers::refusal(refused);
-                }
-            }
-            service::endpoint(&front.http, request).await
-        }
-        Some(observer) => observed(&front, &**observer, request).await,
-    }
+/// What the observer is told of a request once it is answered.
+struct Watched {
+    method: &'static str,
+    received: u64,
+    started: Instant,
 }
 
-/// The endpoint with its observer told the bytes and the transport's refusals, as the
-/// observing layer tells them for the other routes.
-async fn observed(front: &Front, observer: &dyn Observer, request: Request) -> Response {
-    let started = Instant::now();
-    let mut found = None;
-    let checked = match &front.checks {
-        // `Mcp-Method` is found on the head check's walk over the fields (the first of that
-        // name, as a lookup finds it), not looked up by a hash of its name.
-        Some((head, guard)) => head
-            .check_seeing(&request, |name, value| {
-                if found.is_none() && name == crate::headers::MCP_METHOD {
-                    found = Some(value);
-                }
-            })
-            .and_then(|()| guard.check(&request)),
-        None => Ok(()),
-    };
-    if found.is_none() {
-        // Refused before the walk (too many fields), or not walked.
-        found = request.headers().get(&crate::headers::MCP_METHOD);
-    }
-    let method = label(found);
-    let received = length(request.headers(), request.body());
+/// The MCP endpoint's handler: one path, observed or not, so that its future is one state
+/// machine with the endpoint's inside (no second future around it to build and move).
+pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) -> Response {
+    let (checked, watched) = front.before(&request);
     let response = match checked {
         Ok(()) => service::endpoint(&front.http, request).await,
         Err(refused) => crate::layers::refusal(refused),
     };
-    tell(observer, method, received, started, &response);
+    if let (Some(observer), Some(watched)) = (&front.observer, watched) {
+        tell(&**observer, watched.method, watched.received, watched.started, &response);
+    }
     response
+}
+
+impl Front {
+    /// The head and Host/Origin checks, in that order; with an observer, what it will be told.
+    fn before(&self, request: &Request) -> (Result<(), Refusal>, Option<Watched>) {
+        if self.observer.is_none() {
+            let checked = match &self.checks {
+                Some((head, guard)) => head.check(request).and_then(|()| guard.check(request)),
+                None => Ok(()),
+            };
+            return (checked, None);
+        }
+        let started = Instant::now();
+        let mut found = None;
+        let checked = match &self.checks {
+            // `Mcp-Method` is found on the head check's walk over the fields (the first of
+            // that name, as a lookup finds it), not looked up by a hash of its name.
+            Some((head, guard)) => head
+                .check_seeing(request, |name, value| {
+                    if found.is_none() && name == crate::headers::MCP_METHOD {
+                        found = Some(value);
+                    }
+                })
+                .and_then(|()| guard.check(request)),
+            None => Ok(()),
+        };
+        if found.is_none() {
+            // Refused before the walk (too many fields), or not walked.
+            found = request.headers().get(&crate::headers::MCP_METHOD);
+        }
+        let watched =
+            Watched { method: label(found), received: length(request.headers(), request.body()), started };
+        (checked, Some(watched))
+    }
 }
