@@ -1,6 +1,6 @@
 //! Each thread's spans before they join a batch: a chunk of a few kilobytes that only its
-//! thread writes, reused span after span, so that encoding a span writes to memory already in
-//! that core's cache. The chunk is handed over to the pipeline's queue whole, when it holds
+//! thread writes, reused span after span, so that keeping and then encoding its spans writes to
+//! memory already in that core's cache. The chunk is handed over to the pipeline's queue whole, when it holds
 //! [`CHUNK_SPANS`] spans (or a batch's worth, when batches are smaller) or [`CHUNK_BYTES`]
 //! bytes, and the export loop takes what every thread's chunk holds when the batch delay is
 //! over (and at a flush and at the end), so a span never waits much longer than that delay.
@@ -18,7 +18,9 @@
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-use super::Shared;
+use super::encode::span_field;
+use super::pending::{Pending, Strings};
+use super::{Shared, Span};
 
 /// Spans a chunk holds at most before it is handed over.
 pub(super) const CHUNK_SPANS: usize = 64;
@@ -31,20 +33,53 @@ pub(super) const CHUNK_BYTES: usize = 16 * 1024;
 /// gives the rest back.
 const CHUNK_KEEP: usize = 64 * 1024;
 
-/// One thread's encoded spans, each a `ScopeSpans.spans` field (`encode::span_field`).
+/// One thread's spans: requests' kept as they ended (`pending`, their strings in `strings`),
+/// the rest encoded, each a `ScopeSpans.spans` field (`encode::span_field`), in `bytes`; the
+/// pending ones join `bytes` at the hand-over ([`Chunk::settle`]).
 #[derive(Default)]
 pub(super) struct Chunk {
     pub(super) bytes: Vec<u8>,
+    pub(super) pending: Vec<Pending>,
+    pub(super) strings: Strings,
+    /// Spans held, encoded or pending.
     pub(super) spans: usize,
 }
 
 impl Chunk {
+    /// Adds `span`: kept as it is when it is a request's, else encoded.
+    pub(super) fn add(&mut self, span: &Span<'_>) {
+        match Pending::of(span, &mut self.strings) {
+            Some(pending) => self.pending.push(pending),
+            None => span_field(&mut self.bytes, span),
+        }
+        self.spans += 1;
+    }
+
+    /// About the bytes it holds: what is encoded, and what the pending spans keep.
+    pub(super) fn size(&self) -> usize {
+        self.bytes.len() + self.strings.len() + self.pending.len() * std::mem::size_of::<Pending>()
+    }
+
+    /// Encodes the pending spans after the others, one loop for all.
+    pub(super) fn settle(&mut self) {
+        for pending in &self.pending {
+            span_field(&mut self.bytes, &pending.span(&self.strings));
+        }
+        self.pending.clear();
+        self.strings.clear();
+    }
+
     /// Empties it once its spans are handed over, keeping its memory (up to [`CHUNK_KEEP`]).
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
+        self.pending.clear();
+        self.strings.clear();
         self.spans = 0;
         if self.bytes.capacity() > CHUNK_KEEP {
             self.bytes.shrink_to(CHUNK_BYTES);
+        }
+        if self.strings.capacity() > CHUNK_KEEP {
+            self.strings.shrink_to(CHUNK_BYTES);
         }
     }
 }
@@ -102,7 +137,12 @@ pub(super) fn with_mine(shared: &Arc<Shared>, write: impl FnOnce(&mut Chunk)) {
             Some(found) => found,
             None => {
                 mine.retain(|(of, _)| of.strong_count() > 0);
-                let chunk = Arc::new(Mutex::new(Chunk { bytes: Vec::with_capacity(CHUNK_BYTES), spans: 0 }));
+                let chunk = Arc::new(Mutex::new(Chunk {
+                    bytes: Vec::with_capacity(CHUNK_BYTES),
+                    pending: Vec::with_capacity(CHUNK_SPANS),
+                    strings: Vec::with_capacity(CHUNK_SPANS * 32),
+                    spans: 0,
+                }));
                 shared.chunks.list.lock().unwrap_or_else(|e| e.into_inner()).push(chunk.clone());
                 mine.push((Arc::downgrade(shared), chunk));
                 mine.len() - 1

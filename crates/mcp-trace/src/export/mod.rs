@@ -1,7 +1,7 @@
-//! The span pipeline: a finished span is encoded as OTLP protobuf by the thread that finished it,
-//! while its values are still in that thread's cache, into that thread's own chunk (`chunks`),
-//! which joins the batch being filled a few dozen spans at a time; an export loop sends the
-//! batches over OTLP/HTTP. It is woken when a batch is full, when its delay is over and at
+//! The span pipeline: a finished span goes into its thread's own chunk (`chunks`) — a request's
+//! kept as its values (`pending`), encoded as OTLP protobuf with the chunk's others when the
+//! chunk is handed over; a command's encoded at once — and the chunk joins the batch being
+//! filled a few dozen spans at a time; an export loop sends the batches over OTLP/HTTP. It is woken when a batch is full, when its delay is over and at
 //! shutdown — never once per span — and only writes the request's heads in front of what the
 //! batch already holds: it reads no span and frees nothing the request path allocated.
 //!
@@ -25,11 +25,12 @@ use mcp_metrics::OtlpTarget;
 
 mod chunks;
 mod encode;
+mod pending;
 
 use chunks::{CHUNK_BYTES, CHUNK_SPANS, Chunk, Chunks};
-use encode::{Fixed, reclaim, span_end, span_field};
+use encode::{Fixed, reclaim, span_end};
 #[cfg(test)]
-use encode::{encode, key_value, varint, varint_len};
+use encode::{encode, key_value, span_field, varint, varint_len};
 
 /// A span's kind, as the pipeline records them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,8 +40,8 @@ pub(crate) enum Kind {
 }
 
 /// A finished span, as the request path hands it over: borrowed from what the request still
-/// holds, and written as OTLP protobuf straight from there (no record of its own is built,
-/// copied or freed).
+/// holds; a request's values are copied into its thread's chunk (no allocation once the chunk
+/// has grown), and written as OTLP protobuf from there at the hand-over.
 #[derive(Debug)]
 pub(crate) struct Span<'a> {
     pub(crate) trace_id: &'a [u8; 16],
@@ -282,6 +283,8 @@ impl Shared {
     /// dropped and counted), and empties it; wakes the export loop when a batch is full. Taken
     /// while closing too: the loop's last export includes what the threads' chunks held.
     fn take(&self, chunk: &mut Chunk) {
+        // The pending spans encoded first, outside the queue's lock.
+        chunk.settle();
         let batching = &self.batching;
         let mut queue = self.lock();
         let (mut at, mut left, mut full) = (0, chunk.spans, false);
@@ -395,9 +398,8 @@ impl Pipeline {
             return;
         }
         chunks::with_mine(shared, |chunk| {
-            span_field(&mut chunk.bytes, span);
-            chunk.spans += 1;
-            if chunk.spans >= shared.chunk_spans() || chunk.bytes.len() >= CHUNK_BYTES {
+            chunk.add(span);
+            if chunk.spans >= shared.chunk_spans() || chunk.size() >= CHUNK_BYTES {
                 shared.take(chunk);
             }
         });

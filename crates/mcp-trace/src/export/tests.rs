@@ -862,3 +862,62 @@ fn a_clients_request_is_a_client_span_under_the_requests_context() {
     assert_eq!(text(prompt, "jsonrpc.request.id"), None, "no id was sent");
     tracing.pipeline.shutdown();
 }
+
+/// A request's span is kept as it ended and encoded when its chunk is handed over: through
+/// the pipeline, among commands' spans (encoded at once), each decodes as the same span
+/// encoded directly — ids, parent, state, times, name, attributes and status — whatever its
+/// strings (a string id that is not ASCII, a session, an item of each kind, each failure).
+#[test]
+fn requests_spans_kept_until_the_hand_over_decode_as_encoded_at_once() {
+    let (url, received) = receiver();
+    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 1024 };
+    let pipeline =
+        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    let owners: Vec<Owned> = (0..24).map(|n| record(n, (n % 3 == 0).then_some([n; 8]), None)).collect();
+    let ids: Vec<String> =
+        (0..24).map(|n| if n % 2 == 0 { format!("{n}") } else { format!("é-{n}") }).collect();
+    let failures = [None, Some(Failure::Tool), Some(Failure::Code(-32601)), Some(Failure::Cancelled)];
+    let items = [Some((Item::Tool, "echo")), Some((Item::Prompt, "greet")), Some((Item::Other, "x")), None];
+    let requests: Vec<Span<'_>> = owners
+        .iter()
+        .enumerate()
+        .map(|(n, owner)| Span {
+            kind: if n % 4 == 1 { Kind::Client } else { Kind::Server },
+            trace_state: (n % 5 != 0).then_some("vendor=a,other=b"),
+            end: 3_000_000_000 + n as u64,
+            duration: Duration::from_micros(n as u64 * 7),
+            what: What::Request(Request {
+                method: if n % 2 == 0 { "tools/call" } else { "prompts/get" },
+                transport: "tcp",
+                id: ids[n].as_bytes(),
+                item: items[n % items.len()],
+                version: (n % 3 != 1).then_some("2026-07-28"),
+                session: (n % 2 == 1).then_some("s-0123"),
+                failure: failures[n % failures.len()],
+            }),
+            ..owner.span()
+        })
+        .collect();
+    let commands: Vec<Owned> = (100..108).map(|n| record(n, None, None)).collect();
+    for (n, request) in requests.iter().enumerate() {
+        pipeline.push(request);
+        if n % 3 == 0 {
+            pipeline.push(&commands[n / 3].span());
+        }
+    }
+    pipeline.shutdown();
+    let sent = received.recv_timeout(Duration::from_secs(10)).expect("the spans, at shutdown");
+    let mut through: Vec<opentelemetry_proto::tonic::trace::v1::Span> =
+        sent.resource_spans[0].scope_spans[0].spans.clone();
+    let direct: Vec<Span<'_>> = requests.into_iter().chain(commands.iter().map(Owned::span)).collect();
+    let body = encode(&Fixed::new(&[]), &direct);
+    let mut expected =
+        ExportTraceServiceRequest::decode(&body[..]).unwrap().resource_spans[0].scope_spans[0].spans.clone();
+    assert_eq!(through.len(), 32);
+    through.sort_by(|a, b| a.span_id.cmp(&b.span_id));
+    expected.sort_by(|a, b| a.span_id.cmp(&b.span_id));
+    assert_eq!(through, expected);
+    let odd = through.iter().find(|s| s.span_id == vec![1; 8]).unwrap();
+    let id = odd.attributes.iter().find(|kv| kv.key == "jsonrpc.request.id").unwrap();
+    assert_eq!(id.value.clone().unwrap().value, Some(any_value::Value::StringValue("é-1".into())));
+}
