@@ -18,7 +18,7 @@ use axum::response::Response;
 use mcp_server::Observer;
 
 use crate::guard::Refusal;
-use crate::layers::observe::{label, length, tell};
+use crate::layers::observe::{check_head, label, length, tell};
 use crate::layers::{HeadLayer, HostGuardLayer};
 use crate::service::{self, HttpState};
 
@@ -78,25 +78,14 @@ impl Front {
             return (checked, None);
         }
         let started = Instant::now();
-        let mut found = None;
-        let checked = match &self.checks {
-            // `Mcp-Method` is found on the head check's walk over the fields (the first of
-            // that name, as a lookup finds it), not looked up by a hash of its name.
-            Some((head, guard)) => head
-                .check_seeing(request, |name, value| {
-                    if found.is_none() && name == crate::headers::MCP_METHOD {
-                        found = Some(value);
-                    }
-                })
-                .and_then(|()| guard.check(request)),
-            None => Ok(()),
+        let (checked, method) = match &self.checks {
+            Some((head, guard)) => {
+                let (checked, method) = check_head(head, request);
+                (checked.and_then(|()| guard.check(request)), method)
+            }
+            None => (Ok(()), label(request.headers().get(&crate::headers::MCP_METHOD))),
         };
-        if found.is_none() {
-            // Refused before the walk (too many fields), or not walked.
-            found = request.headers().get(&crate::headers::MCP_METHOD);
-        }
-        let watched =
-            Watched { method: label(found), received: length(request.headers(), request.body()), started };
+        let watched = Watched { method, received: length(request.headers(), request.body()), started };
         (checked, Some(watched))
     }
 }

@@ -21,6 +21,7 @@ use mcp_server::observe::{TransportRefusal, method_label};
 use tower::{Layer, Service};
 
 use super::{HeadLayer, ResponseFuture};
+use crate::guard::Refusal;
 
 /// Marks a response made from a server's reply: the server told the observer already.
 #[derive(Clone, Copy, Debug)]
@@ -51,6 +52,22 @@ pub(crate) fn label(found: Option<&http::HeaderValue>) -> &'static str {
         Some(method) => method_label(method),
         None => "unknown",
     }
+}
+
+/// `head`'s check of the request, and the label of its `Mcp-Method`: found on the check's walk
+/// over the fields (the first of that name, as a lookup finds it), not looked up by a hash of
+/// its name — looked up only when the head was refused before the walk (too many fields).
+pub(crate) fn check_head(head: &HeadLayer, request: &Request<Body>) -> (Result<(), Refusal>, &'static str) {
+    let mut found = None;
+    let checked = head.check_seeing(request, |name, value| {
+        if found.is_none() && name == crate::headers::MCP_METHOD {
+            found = Some(value);
+        }
+    });
+    if checked.is_err() && found.is_none() {
+        found = request.headers().get(&crate::headers::MCP_METHOD);
+    }
+    (checked, label(found))
 }
 
 /// A body's length when it is known before it is sent (a JSON answer's; not a stream's).
@@ -102,19 +119,7 @@ where
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        // `Mcp-Method` is found on the head check's walk over the fields (the first of that
-        // name, as a lookup finds it), not looked up by a hash of its name.
-        let mut found = None;
-        let checked = self.head.check_seeing(&request, |name, value| {
-            if found.is_none() && name == crate::headers::MCP_METHOD {
-                found = Some(value);
-            }
-        });
-        if checked.is_err() && found.is_none() {
-            // Refused before the walk (too many fields).
-            found = request.headers().get(&crate::headers::MCP_METHOD);
-        }
-        let method = label(found);
+        let (checked, method) = check_head(&self.head, &request);
         let received = length(request.headers(), request.body());
         let inner = match checked {
             Ok(()) => ResponseFuture::inner(self.inner.call(request)),
