@@ -28,21 +28,25 @@ pub(crate) struct Front {
     /// The head and Host/Origin checks (`router`), or none (`routes`: the application's stack
     /// checks what it wants).
     checks: Option<(HeadLayer, HostGuardLayer)>,
-    /// The observer that watches the transport (`router`, with one).
-    observer: Option<Arc<dyn Observer>>,
+    /// The observers that watch the transport (`router`, with any), each told directly
+    /// rather than through the server's list (`mcp_server::observe::narrowed`).
+    observers: Box<[Arc<dyn Observer>]>,
 }
 
 impl Front {
     /// The endpoint as `routes` serves it: nothing in front.
     pub(crate) fn bare(http: Arc<HttpState>) -> Front {
-        Front { http, checks: None, observer: None }
+        Front { http, checks: None, observers: Box::new([]) }
     }
 
     /// The endpoint as `router` serves it: checked, and observed when the server's observer
     /// watches the transport.
     pub(crate) fn checked(http: Arc<HttpState>, head: HeadLayer, guard: HostGuardLayer) -> Front {
-        let observer = http.server.observer().filter(|o| o.watches_transport()).cloned();
-        Front { http, checks: Some((head, guard)), observer }
+        let observers = match http.server.observer() {
+            Some(observer) => mcp_server::observe::narrowed(observer, |o| o.watches_transport()),
+            None => Box::new([]),
+        };
+        Front { http, checks: Some((head, guard)), observers }
     }
 }
 
@@ -61,8 +65,10 @@ pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) 
         Ok(()) => service::endpoint(&front.http, request).await,
         Err(refused) => crate::layers::refusal(refused),
     };
-    if let (Some(observer), Some(watched)) = (&front.observer, watched) {
-        tell(&**observer, watched.method, watched.received, watched.started, &response);
+    if let Some(watched) = watched {
+        for observer in &*front.observers {
+            tell(&**observer, watched.method, watched.received, watched.started, &response);
+        }
     }
     response
 }
@@ -70,7 +76,7 @@ pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) 
 impl Front {
     /// The head and Host/Origin checks, in that order; with an observer, what it will be told.
     fn before(&self, request: &Request) -> (Result<(), Refusal>, Option<Watched>) {
-        if self.observer.is_none() {
+        if self.observers.is_empty() {
             let checked = match &self.checks {
                 Some((head, guard)) => head.check(request).and_then(|()| guard.check(request)),
                 None => Ok(()),

@@ -63,6 +63,8 @@ struct Recorder {
     bytes: Mutex<Vec<(u64, u64)>>,
     /// Says it does not watch the transport (`Observer::watches_transport`).
     ignores_transport: bool,
+    /// Says it does not watch starts (`Observer::watches_starts`).
+    ignores_starts: bool,
 }
 
 impl Recorder {
@@ -111,6 +113,10 @@ impl Observer for Recorder {
 
     fn watches_transport(&self) -> bool {
         !self.ignores_transport
+    }
+
+    fn watches_starts(&self) -> bool {
+        !self.ignores_starts
     }
 }
 
@@ -322,6 +328,49 @@ async fn an_observer_that_does_not_watch_the_transport_is_told_only_the_servers_
         [request("tools/call", Some("login"), Outcome::Success)],
         "no refusal told"
     );
+    task.abort();
+}
+
+/// A list of observers given to a server: each member is told directly, and only what it
+/// watches — starts to those that watch them, the transport's bytes and refusals to those that
+/// watch the transport, every request's end to all — however deep the lists are nested.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_member_of_a_list_is_told_only_what_it_watches() {
+    use mcp_server::observe::Observers;
+    let server =
+        Server::builder("observed", "1").tools(Tools::new().add("login", "Log in", login)).build().unwrap();
+    let all = Arc::new(Recorder::default());
+    let ends_only =
+        Arc::new(Recorder { ignores_transport: true, ignores_starts: true, ..Recorder::default() });
+    let inner = Observers::new().with(ends_only.clone()).into_observer().unwrap();
+    let nested = Observers::new()
+        .with(Arc::new(Observers::new().with(inner).with(Arc::new(Observers::new()))))
+        .into_observer()
+        .unwrap();
+    let list = Observers::new().with(all.clone()).with(nested).into_observer().unwrap();
+    assert!(list.watches_starts() && list.watches_transport());
+    let starting = mcp_server::observe::narrowed(&list, |o| o.watches_starts());
+    assert_eq!(starting.len(), 1, "only the recorder that watches starts");
+    assert_eq!(mcp_server::observe::narrowed(&list, |_| true).len(), 2, "the lists flattened");
+    assert!(server.observe(list));
+    let (addr, task) = serve(server).await;
+
+    let reply = call(addr, "login", r#"{"user":"ann","password":"hunter2"}"#).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let reply =
+        roundtrip(ONE, addr, "POST", &[("host", "evil.example:1"), HEADERS[0], HEADERS[1]], "{}").await;
+    assert_eq!(reply.status, 403);
+
+    let served = request("tools/call", Some("login"), Outcome::Success);
+    assert_eq!(
+        without_arguments(all.take()),
+        [served.clone(), Seen::Refused { status: 403, method: "unknown" }]
+    );
+    assert_eq!(*all.started.lock().unwrap(), 1);
+    assert_eq!(all.bytes.lock().unwrap().len(), 2, "both requests' bytes");
+    assert_eq!(without_arguments(ends_only.take()), [served], "the request's end, no refusal");
+    assert_eq!(*ends_only.started.lock().unwrap(), 0, "no start told");
+    assert!(ends_only.bytes.lock().unwrap().is_empty(), "no bytes told");
     task.abort();
 }
 

@@ -19,9 +19,24 @@ use mcp_types::{ProtocolVersion, RequestId};
 /// Told about every request a server served or its transport refused. Called on the request
 /// path: keep it short (count, enqueue), never block.
 pub trait Observer: Send + Sync + 'static {
-    /// A request reached the server; [`Observer::finished`] follows, exactly once.
+    /// A request reached the server; [`Observer::finished`] follows, exactly once (told only
+    /// to an observer that [watches starts](Observer::watches_starts)).
     fn started(&self, method: &'static str) {
         let _ = method;
+    }
+
+    /// Whether it is told [`Observer::started`]. `true` by default; an observer that ignores
+    /// it says `false`, and the server then makes no call to it when a request starts.
+    fn watches_starts(&self) -> bool {
+        true
+    }
+
+    /// The observers this one stands for, each to be told in turn: `Some` for a list
+    /// ([`Observers`]), `None` (the default) for an observer of its own. A server and its
+    /// transports call a list's members directly (see [`narrowed`]), each only for what it
+    /// watches.
+    fn members(&self) -> Option<&[std::sync::Arc<dyn Observer>]> {
+        None
     }
 
     /// A request the server served (or refused, or that was cancelled) is over.
@@ -80,6 +95,10 @@ pub trait Observer: Send + Sync + 'static {
 /// of its own on every request.
 pub(crate) struct Watching {
     pub(crate) observer: std::sync::Arc<dyn Observer>,
+    /// Those told when a request starts: the observer's members that watch starts.
+    pub(crate) starting: Box<[std::sync::Arc<dyn Observer>]>,
+    /// Those told when a request is over: all its members.
+    pub(crate) finishing: Box<[std::sync::Arc<dyn Observer>]>,
     pub(crate) traces: bool,
     pub(crate) ratio: f64,
     pub(crate) arguments: bool,
@@ -91,9 +110,34 @@ impl Watching {
             traces: observer.traces(),
             ratio: observer.trace_ratio(),
             arguments: observer.wants_arguments(),
+            starting: narrowed(&observer, |o| o.watches_starts()),
+            finishing: narrowed(&observer, |_| true),
             observer,
         }
     }
+}
+
+/// `observer`'s members ([`Observer::members`], a list's flattened; else `observer` itself)
+/// that `keep` accepts: who to call for one kind of event, each directly rather than through
+/// the list, and none that would ignore it.
+pub fn narrowed(
+    observer: &std::sync::Arc<dyn Observer>,
+    keep: impl Fn(&dyn Observer) -> bool + Copy,
+) -> Box<[std::sync::Arc<dyn Observer>]> {
+    fn walk(
+        observer: &std::sync::Arc<dyn Observer>,
+        keep: impl Fn(&dyn Observer) -> bool + Copy,
+        out: &mut Vec<std::sync::Arc<dyn Observer>>,
+    ) {
+        match observer.members() {
+            Some(members) => members.iter().for_each(|m| walk(m, keep, out)),
+            None if keep(&**observer) => out.push(observer.clone()),
+            None => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(observer, keep, &mut out);
+    out.into_boxed_slice()
 }
 
 /// A request's span in its trace: the trace (the caller's, from `_meta.traceparent`, else a
@@ -359,7 +403,15 @@ impl Observers {
 
 impl Observer for Observers {
     fn started(&self, method: &'static str) {
-        self.list.iter().for_each(|o| o.started(method));
+        self.list.iter().filter(|o| o.watches_starts()).for_each(|o| o.started(method));
+    }
+
+    fn watches_starts(&self) -> bool {
+        self.list.iter().any(|o| o.watches_starts())
+    }
+
+    fn members(&self) -> Option<&[std::sync::Arc<dyn Observer>]> {
+        Some(&self.list)
     }
 
     fn finished(&self, request: &Observed<'_>) {
@@ -429,6 +481,10 @@ impl RequestLog {
 impl Observer for RequestLog {
     fn wants_arguments(&self) -> bool {
         self.arguments
+    }
+
+    fn watches_starts(&self) -> bool {
+        false
     }
 
     fn finished(&self, r: &Observed<'_>) {

@@ -261,6 +261,11 @@ impl Observer for Tracing {
         false
     }
 
+    /// A span is written when its request is over, from what the server tells then.
+    fn watches_starts(&self) -> bool {
+        false
+    }
+
     fn trace_ratio(&self) -> f64 {
         self.ratio
     }

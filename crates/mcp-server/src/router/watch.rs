@@ -25,10 +25,11 @@ enum Name {
     Other,
 }
 
-/// Borrows the server's observer (`'s`, the request's borrow of its server) rather than
-/// holding a reference count of it: two atomic read-modify-writes a request fewer.
+/// Borrows the server's observers (`'s`, the request's borrow of its server) rather than
+/// holding a reference count of them: two atomic read-modify-writes a request fewer.
 pub(crate) struct Watch<'s> {
-    observer: &'s dyn Observer,
+    /// Those told when it is over, each directly (`Watching::finishing`).
+    finishing: &'s [std::sync::Arc<dyn Observer>],
     id: RequestId,
     method: &'static str,
     name: Name,
@@ -53,7 +54,6 @@ impl<'s> Watch<'s> {
         request: &Classified,
         principal: Option<&Arc<Principal>>,
     ) -> Watch<'s> {
-        let observer = &*watching.observer;
         // The label of a call or a get is its variant's: no string compared.
         let method = match &request.params {
             Params::CallTool(_) => CallTool::METHOD,
@@ -92,9 +92,11 @@ impl<'s> Watch<'s> {
         let span = watching
             .traces
             .then(|| crate::observe::SpanIds::continuing_sampled(&request.meta.extra, watching.ratio));
-        observer.started(method);
+        for observer in &*watching.starting {
+            observer.started(method);
+        }
         Watch {
-            observer,
+            finishing: &watching.finishing,
             id: request.id.clone(),
             method,
             name,
@@ -146,7 +148,9 @@ impl<'s> Watch<'s> {
         observed.session = self.session.as_deref();
         observed.arguments = self.arguments.as_ref();
         observed.span = self.span.as_ref();
-        self.observer.finished(&observed);
+        for observer in self.finishing {
+            observer.finished(&observed);
+        }
     }
 }
 
