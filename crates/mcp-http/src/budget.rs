@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use crate::gate::{Gate, Permit};
 
 use crate::caller::Authenticated;
 use crate::limits::PrincipalLimits;
@@ -51,7 +51,7 @@ pub(crate) fn caller_key(auth: Option<&Authenticated>, peer: Option<SocketAddr>)
 /// The budget of long-lived streams (`subscriptions/listen`, HTTP+SSE `GET /sse`): slots of
 /// their own, in total and per caller, so that streams never hold the slots request work needs.
 pub(crate) struct StreamBudget {
-    total: Arc<Semaphore>,
+    total: Arc<Gate>,
     max: usize,
     per_caller: PrincipalLimits,
     max_per_caller: usize,
@@ -61,7 +61,7 @@ pub(crate) struct StreamBudget {
 impl StreamBudget {
     pub(crate) fn new(max: usize, per_caller: usize) -> Self {
         StreamBudget {
-            total: Arc::new(Semaphore::new(max.max(1))),
+            total: Gate::new(max.max(1)),
             max: max.max(1),
             per_caller: PrincipalLimits::new(per_caller),
             max_per_caller: per_caller.max(1),
@@ -71,9 +71,9 @@ impl StreamBudget {
 
     /// The slots of one more stream of `caller` (held for the stream's life), or `None` when
     /// the total or the caller's share is taken.
-    pub(crate) fn try_open(&self, caller: Option<&str>) -> Option<Vec<OwnedSemaphorePermit>> {
+    pub(crate) fn try_open(&self, caller: Option<&str>) -> Option<Vec<Permit>> {
         let opened = (|| {
-            let total = self.total.clone().try_acquire_owned().ok()?;
+            let total = self.total.try_one()?;
             let mut permits = vec![total];
             if let Some(caller) = caller {
                 permits.push(self.per_caller.try_acquire(caller)?);

@@ -115,7 +115,7 @@ pub(crate) struct Exchange {
     /// its cancellation token, held until the request completes (unregisters its id).
     pub(crate) in_flight: InFlight,
     /// Released when the request completes (the transport's in-flight limits).
-    pub(crate) permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    pub(crate) permits: Vec<crate::gate::Permit>,
     /// Record the stream's events for `Last-Event-ID` replay.
     pub(crate) resumable: Option<Resumable>,
     /// The authenticated caller, handed to the handlers.

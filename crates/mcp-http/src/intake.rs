@@ -9,18 +9,18 @@ use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, StatusCode, header};
 use http_body_util::BodyExt;
-use tokio::sync::OwnedSemaphorePermit;
 
 use std::sync::{Arc, Mutex};
 
 use crate::caller::Authenticated;
+use crate::gate::Permit;
 use crate::service::{HttpState, busy, principal_permit};
 
 /// The slots a POST holds while its request is handled.
 pub(crate) struct Permits {
-    request: OwnedSemaphorePermit,
-    bytes: OwnedSemaphorePermit,
-    principal: Option<OwnedSemaphorePermit>,
+    request: Permit,
+    bytes: Permit,
+    principal: Option<Permit>,
 }
 
 /// A POST admitted by `LimitsLayer` before it reached the endpoint: its slots, handed over in
@@ -40,7 +40,7 @@ impl Admitted {
 }
 
 impl Permits {
-    pub(crate) fn into_vec(self) -> Vec<OwnedSemaphorePermit> {
+    pub(crate) fn into_vec(self) -> Vec<Permit> {
         let mut permits = vec![self.request, self.bytes];
         permits.extend(self.principal);
         permits
@@ -48,16 +48,16 @@ impl Permits {
 
     /// A long-lived stream gives back its request slots (in flight, and the principal's) for
     /// stream slots; it keeps its bytes counted, since its request stays in memory.
-    pub(crate) fn into_stream(self, stream: Vec<OwnedSemaphorePermit>) -> Vec<OwnedSemaphorePermit> {
+    pub(crate) fn into_stream(self, stream: Vec<Permit>) -> Vec<Permit> {
         let mut permits = stream;
         permits.push(self.bytes);
         permits
     }
 }
 
-/// The budget counts in KiB (a semaphore holds at most `u32::MAX` permits).
-fn kib(bytes: usize) -> u32 {
-    u32::try_from(bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX)
+/// The budget counts in KiB.
+fn kib(bytes: usize) -> usize {
+    bytes.div_ceil(1024).max(1)
 }
 
 fn too_large() -> Response {
@@ -83,10 +83,9 @@ pub(crate) async fn read_post(
     // at once, with the rest unread, the connection would be reset under the client before it
     // reads the answer. Only `max_body` of it is charged.
     let declared = declared.map(|n| n.min(max));
-    let request = state.in_flight.clone().try_acquire_owned().map_err(|_| busy())?;
+    let request = state.in_flight.try_one().ok_or_else(busy)?;
     let principal = principal_permit(state, auth)?;
-    let mut bytes =
-        state.bytes.clone().try_acquire_many_owned(kib(declared.unwrap_or(0))).map_err(|_| busy())?;
+    let mut bytes = state.bytes.try_take(kib(declared.unwrap_or(0))).ok_or_else(busy)?;
     let body = read_body(state, body, declared.unwrap_or(0), Some(&mut bytes)).await?;
     Ok((body, Permits { request, bytes, principal }))
 }
@@ -120,7 +119,7 @@ async fn read_body(
     state: &HttpState,
     body: Body,
     capacity: usize,
-    mut budget: Option<&mut OwnedSemaphorePermit>,
+    mut budget: Option<&mut Permit>,
 ) -> Result<Bytes, Response> {
     let max = state.config.max_body;
     let read = async {
@@ -136,11 +135,9 @@ async fn read_body(
             }
             if let Some(bytes) = budget.as_deref_mut() {
                 // Charge what arrives beyond what was declared before keeping it.
-                let (needed, held) = (kib(total), bytes.num_permits() as u32);
-                if needed > held {
-                    let more =
-                        state.bytes.clone().try_acquire_many_owned(needed - held).map_err(|_| busy())?;
-                    bytes.merge(more);
+                let (needed, held) = (kib(total), bytes.count());
+                if needed > held && !bytes.grow(needed - held) {
+                    return Err(busy());
                 }
             }
             buffer.extend_from_slice(&data);

@@ -197,7 +197,7 @@ fn handle_request(
     session: LegacySseSession,
     request: Classified,
     principal: Option<Arc<Principal>>,
-    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    permits: Vec<crate::gate::Permit>,
 ) {
     let in_flight = match door::admit(&session.connection, &request) {
         Ok(f) => f,

@@ -49,6 +49,7 @@ mod config;
 mod events;
 mod exchange;
 mod front;
+mod gate;
 mod guard;
 mod headers;
 mod intake;

@@ -4,14 +4,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use crate::gate::{Gate, Permit};
 
 /// Principals tracked before idle ones are forgotten.
 const FORGET_ABOVE: usize = 4096;
 
 pub(crate) struct PrincipalLimits {
     per_principal: usize,
-    map: Mutex<HashMap<String, Arc<Semaphore>>>,
+    map: Mutex<HashMap<String, Arc<Gate>>>,
 }
 
 impl PrincipalLimits {
@@ -19,17 +19,22 @@ impl PrincipalLimits {
         PrincipalLimits { per_principal: per_principal.max(1), map: Mutex::default() }
     }
 
-    /// A slot for one more request of `key`, or `None` when it has its limit in flight.
-    pub(crate) fn try_acquire(&self, key: &str) -> Option<OwnedSemaphorePermit> {
-        let semaphore = {
-            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-            if map.len() >= FORGET_ABOVE && !map.contains_key(key) {
-                // Forget principals with nothing in flight (their semaphores are full again).
-                map.retain(|_, s| s.available_permits() < self.per_principal);
-            }
-            map.entry(key.to_owned()).or_insert_with(|| Arc::new(Semaphore::new(self.per_principal))).clone()
-        };
-        semaphore.try_acquire_owned().ok()
+    /// A slot for one more request of `key`, or `None` when it has its limit in flight. Taken
+    /// under the map's lock, so that a principal's gate is never forgotten while a slot is
+    /// being taken from it.
+    pub(crate) fn try_acquire(&self, key: &str) -> Option<Permit> {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(gate) = map.get(key) {
+            return gate.try_one();
+        }
+        if map.len() >= FORGET_ABOVE {
+            // Forget principals with nothing in flight (their gates are full again).
+            map.retain(|_, gate| gate.free() < self.per_principal);
+        }
+        let gate = Gate::new(self.per_principal);
+        let permit = gate.try_one();
+        map.insert(key.to_owned(), gate);
+        permit
     }
 }
 

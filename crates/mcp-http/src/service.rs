@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use mcp_server::door::{self, Inbound};
 use mcp_server::{Classified, Connection, NullSink, Server};
 use mcp_types::{ErrorObject, Message, ProtocolVersion, Response as RpcResponse, ResponseId, code};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 #[cfg(feature = "oauth")]
 use crate::auth::Authenticator;
@@ -41,8 +41,8 @@ pub(crate) struct HttpState {
     #[cfg(feature = "oauth")]
     pub(crate) auth: Option<Arc<Authenticator>>,
     pub(crate) per_principal: PrincipalLimits,
-    pub(crate) in_flight: Arc<Semaphore>,
-    pub(crate) bytes: Arc<Semaphore>,
+    pub(crate) in_flight: Arc<crate::gate::Gate>,
+    pub(crate) bytes: Arc<crate::gate::Gate>,
     /// Long-lived streams: slots of their own, never request slots.
     pub(crate) streams: StreamBudget,
 }
@@ -56,8 +56,8 @@ impl HttpState {
 
     pub(crate) fn with_event_store(server: Server, config: HttpConfig, events: Arc<dyn EventStore>) -> Self {
         HttpState {
-            in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
-            bytes: Arc::new(Semaphore::new((config.max_bodies_in_flight / 1024).max(1))),
+            in_flight: crate::gate::Gate::new(config.max_in_flight.max(1)),
+            bytes: crate::gate::Gate::new((config.max_bodies_in_flight / 1024).max(1)),
             #[cfg(feature = "oauth")]
             auth: config.auth.clone().map(|auth| Arc::new(Authenticator::new(auth))),
             per_principal: PrincipalLimits::new(config.max_in_flight_per_principal),
@@ -183,7 +183,7 @@ pub(crate) fn check_tool_scopes(
 pub(crate) fn principal_permit(
     state: &HttpState,
     auth: Option<&Authenticated>,
-) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, Response> {
+) -> Result<Option<crate::gate::Permit>, Response> {
     match auth {
         None => Ok(None),
         Some(a) => state.per_principal.try_acquire(&a.key).map(Some).ok_or_else(busy),
@@ -495,7 +495,7 @@ async fn legacy_request(
     session: Arc<HttpSession>,
     request: Classified,
     accepts: Accepts,
-    permits: Vec<tokio::sync::OwnedSemaphorePermit>,
+    permits: Vec<crate::gate::Permit>,
     principal: Option<Arc<mcp_server::Principal>>,
 ) -> Response {
     let in_flight = match door::admit(&session.connection, &request) {
