@@ -62,7 +62,7 @@ struct Watched {
 pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) -> Response {
     let (checked, watched) = front.before(&request);
     let response = match checked {
-        Ok(()) => service::endpoint(&front.http, request).await,
+        Ok(()) => service::endpoint(&front.http, request, watched.as_ref().map(|w| w.started)).await,
         Err(refused) => crate::layers::refusal(refused),
     };
     if let Some(watched) = watched {

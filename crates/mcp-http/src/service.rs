@@ -96,7 +96,15 @@ pub(crate) fn peer_of(extensions: &http::Extensions) -> Option<SocketAddr> {
 
 /// The endpoint, behind the head and Host/Origin checks (`McpHttp::router`, see `front`) or a
 /// stack of the application's own (`McpHttp::routes`).
-pub(crate) async fn endpoint(state: &Arc<HttpState>, request: HttpRequest) -> Response {
+///
+/// `received`: when the front took the request up, if it read the clock (to time the
+/// transport's refusals for its observers); the server's observation of the request starts
+/// from the same reading.
+pub(crate) async fn endpoint(
+    state: &Arc<HttpState>,
+    request: HttpRequest,
+    received: Option<std::time::Instant>,
+) -> Response {
     let (mut parts, body) = request.into_parts();
     let peer = peer_of(&parts.extensions);
     if !matches!(parts.method, Method::POST | Method::GET | Method::DELETE) {
@@ -113,7 +121,7 @@ pub(crate) async fn endpoint(state: &Arc<HttpState>, request: HttpRequest) -> Re
     match parts.method {
         Method::POST => {
             let admitted = parts.extensions.remove::<Admitted>();
-            post(state, headers, body, admitted, auth, peer).await
+            post(state, headers, body, admitted, auth, peer, received).await
         }
         Method::GET => get(state, headers, auth).await,
         _ => delete(state, &headers, auth.as_ref()),
@@ -258,6 +266,7 @@ async fn post(
     admitted: Option<Admitted>,
     auth: Option<Authenticated>,
     peer: Option<SocketAddr>,
+    received: Option<std::time::Instant>,
 ) -> Response {
     if let Err(r) = guard::content_type(&headers) {
         return refusal(r);
@@ -271,6 +280,12 @@ async fn post(
         Err(r) => return r,
     };
     let message = match door::receive(&bytes, false) {
+        Ok(Inbound::Request(mut request)) => {
+            if let Some(at) = received {
+                request.received_at(at);
+            }
+            Inbound::Request(request)
+        }
         Ok(m) => m,
         Err(unreadable) => {
             // The era of an unreadable body is the session's, when it names a live one.

@@ -304,7 +304,9 @@ pub struct Observed<'a> {
     pub session: Option<&'a str>,
     /// How it ended.
     pub outcome: Outcome,
-    /// From the server taking it up to its answer.
+    /// From its transport taking it up (when the transport says when:
+    /// `Classified::received_at`; mcp-http's endpoint does when it observes), else from the
+    /// server taking it up, to its answer.
     pub duration: Duration,
     /// When it ended, on the monotonic clock, as the server read it to measure `duration`: an
     /// observer that needs the time of day turns it into one without reading the clock again

@@ -232,3 +232,41 @@ async fn unreadable_input_is_answered_by_the_era_of_its_session() {
     assert_eq!(unreadable.reply(connection.session().as_ref()).response.id, ResponseId::Null);
     assert!(body(&unreadable.reply(connection.session().as_ref())).get("id").is_some_and(Value::is_null));
 }
+
+/// A transport that read the clock when it took a request up says so
+/// (`Classified::received_at`), and the observer's duration runs from that reading; without
+/// one, from the server taking the request up.
+#[tokio::test]
+async fn an_observed_duration_runs_from_when_the_transport_took_the_request_up() {
+    use mcp_server::observe::{Observed, Observer};
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    #[derive(Default)]
+    struct Durations(Mutex<Vec<Duration>>);
+    impl Observer for Durations {
+        fn finished(&self, request: &Observed<'_>) {
+            self.0.lock().unwrap().push(request.duration);
+        }
+    }
+    let server = server(Arc::default(), Arc::default());
+    let durations = Arc::new(Durations::default());
+    assert!(server.observe(durations.clone()));
+    let connection = Arc::new(Connection::new(Arc::new(NullSink)));
+    let bytes = line(
+        json!(1),
+        "tools/call",
+        json!({"_meta": modern_meta(), "name": "echo", "arguments": {"text": "a"}}),
+    );
+
+    let mut request = classify(&bytes);
+    request.received_at(Instant::now() - Duration::from_secs(30));
+    let in_flight = door::admit(&connection, &request).unwrap();
+    assert!(server.run(request, &in_flight, None, None).await.is_some());
+    drop(in_flight);
+    assert!(through(&server, &connection, &bytes).await.is_some());
+
+    let durations = durations.0.lock().unwrap().clone();
+    assert_eq!(durations.len(), 2);
+    assert!(durations[0] >= Duration::from_secs(30), "from the transport's reading: {:?}", durations[0]);
+    assert!(durations[1] < Duration::from_secs(30), "from the server's own: {:?}", durations[1]);
+}

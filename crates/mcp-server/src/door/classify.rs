@@ -121,6 +121,8 @@ pub struct Parts {
     /// Whether the params had a `_meta` member at all.
     pub(crate) sent_meta: bool,
     pub(crate) params: Params,
+    /// When the transport took it up, if it read the clock then ([`Classified::received_at`]).
+    pub(crate) received: Option<std::time::Instant>,
 }
 
 fn typed<T: DeserializeOwned + TakeMeta>(
@@ -185,7 +187,15 @@ impl Classified {
             meta: meta.unwrap_or_default(),
             sent_meta,
             params,
+            received: None,
         }))
+    }
+
+    /// Tells the server when the transport took the request up, by a clock reading the
+    /// transport made anyway (to time its own refusals): an observed request's duration then
+    /// runs from there, and the server does not read the clock again to start it.
+    pub fn received_at(&mut self, at: std::time::Instant) {
+        self.0.received = Some(at);
     }
 
     /// Its parts, by value (the router takes them apart once).

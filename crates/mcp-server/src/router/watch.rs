@@ -105,7 +105,7 @@ impl<'s> Watch<'s> {
             session: connection.session_label().cloned(),
             arguments,
             span,
-            started: Instant::now(),
+            started: request.received.unwrap_or_else(Instant::now),
             tool_error: AtomicBool::new(false),
             told: false,
         }
