@@ -195,12 +195,17 @@ fn a_full_batch_is_sent_at_once_and_the_rest_at_shutdown() {
     assert!(received.recv_timeout(Duration::from_millis(300)).is_err(), "nothing after shutdown");
 }
 
-/// A pipeline on a thread of its own, exporting to a [`receiver`], shared with the threads a
-/// test starts.
-fn shared_pipeline(batching: Batching) -> (Arc<Pipeline>, mpsc::Receiver<ExportTraceServiceRequest>) {
+/// A pipeline on a thread of its own, exporting to a [`receiver`].
+fn pipeline(batching: Batching) -> (Pipeline, mpsc::Receiver<ExportTraceServiceRequest>) {
     let (url, received) = receiver();
     let pipeline =
         Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    (pipeline, received)
+}
+
+/// The same, shared with the threads a test starts.
+fn shared_pipeline(batching: Batching) -> (Arc<Pipeline>, mpsc::Receiver<ExportTraceServiceRequest>) {
+    let (pipeline, received) = pipeline(batching);
     (Arc::new(pipeline), received)
 }
 
@@ -628,10 +633,8 @@ fn every_threads_spans_go_out_and_an_ended_threads_chunk_is_forgotten() {
 /// batches fill (and go) under a steady load on one thread.
 #[test]
 fn a_threads_chunk_is_handed_over_when_it_holds_its_share() {
-    let (url, received) = receiver();
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 128 };
-    let pipeline =
-        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    let (pipeline, received) = pipeline(batching);
     // Small spans: the count, not the bytes, decides.
     let record_n = |n: usize| {
         let mut small = record((n % 200) as u8, None, None);
@@ -760,10 +763,8 @@ fn each_server_span_carries_its_own_shared_attributes_whatever_came_before() {
 /// decoding whole, and the memory is the first batch's.
 #[test]
 fn the_next_batch_is_written_in_the_body_sent_before() {
-    let (url, received) = receiver();
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 8, max_batch: 2 };
-    let pipeline =
-        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    let (pipeline, received) = pipeline(batching);
     let mut first = None;
     for round in 0..3u8 {
         pipeline.push(&record(2 * round + 1, None, None).span());
@@ -869,10 +870,8 @@ fn a_clients_request_is_a_client_span_under_the_requests_context() {
 /// strings (a string id that is not ASCII, a session, an item of each kind, each failure).
 #[test]
 fn requests_spans_kept_until_the_hand_over_decode_as_encoded_at_once() {
-    let (url, received) = receiver();
     let batching = Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 1024 };
-    let pipeline =
-        Pipeline::start(OtlpTarget::new(url, "svc"), Vec::new(), batching, Driver::Thread).unwrap();
+    let (pipeline, received) = pipeline(batching);
     let owners: Vec<Owned> = (0..24).map(|n| record(n, (n % 3 == 0).then_some([n; 8]), None)).collect();
     let ids: Vec<String> =
         (0..24).map(|n| if n % 2 == 0 { format!("{n}") } else { format!("é-{n}") }).collect();
