@@ -18,7 +18,7 @@ use axum::response::Response;
 use mcp_server::Observer;
 
 use crate::guard::Refusal;
-use crate::layers::observe::{check_head, label, length, tell};
+use crate::layers::observe::{label, length, tell};
 use crate::layers::{HeadLayer, HostGuardLayer};
 use crate::service::{self, HttpState};
 
@@ -52,9 +52,45 @@ impl Front {
 
 /// What the observer is told of a request once it is answered.
 struct Watched {
-    method: &'static str,
+    method: MethodHeader,
     received: u64,
     started: Instant,
+}
+
+/// The request's `Mcp-Method`, as sent: its label ([`label`]) is made only for a refusal, the
+/// only thing the observer is told it for, so an answered request spends no lookup in the
+/// methods' names on it. A value too long to keep here is no method's name (`other`), unless
+/// it is not text at all (`unknown`), as [`label`] says.
+struct MethodHeader {
+    bytes: [u8; MethodHeader::KEPT],
+    len: usize,
+    /// Made at once: none sent, or too long to keep.
+    label: Option<&'static str>,
+}
+
+impl MethodHeader {
+    /// Longer than any method MCP defines (24 bytes).
+    const KEPT: usize = 32;
+
+    fn of(value: Option<&http::HeaderValue>) -> MethodHeader {
+        let mut kept = MethodHeader { bytes: [0; Self::KEPT], len: 0, label: None };
+        match value {
+            Some(value) if value.len() <= Self::KEPT => {
+                kept.bytes[..value.len()].copy_from_slice(value.as_bytes());
+                kept.len = value.len();
+            }
+            _ => kept.label = Some(label(value)),
+        }
+        kept
+    }
+
+    /// Its label, as [`label`] makes it from the header.
+    fn label(&self) -> &'static str {
+        self.label.unwrap_or_else(|| match http::HeaderValue::from_bytes(&self.bytes[..self.len]) {
+            Ok(value) => label(Some(&value)),
+            Err(_) => label(None),
+        })
+    }
 }
 
 /// The MCP endpoint's handler: one path, observed or not, so that its future is one state
@@ -67,7 +103,7 @@ pub(crate) async fn endpoint(State(front): State<Arc<Front>>, request: Request) 
     };
     if let Some(watched) = watched {
         for observer in &*front.observers {
-            tell(&**observer, watched.method, watched.received, watched.started, &response);
+            tell(&**observer, || watched.method.label(), watched.received, watched.started, &response);
         }
     }
     response
@@ -84,13 +120,11 @@ impl Front {
             return (checked, None);
         }
         let started = Instant::now();
-        let (checked, method) = match &self.checks {
-            Some((head, guard)) => {
-                let (checked, method) = check_head(head, request);
-                (checked.and_then(|()| guard.check(request)), method)
-            }
-            None => (Ok(()), label(request.headers().get(&crate::headers::MCP_METHOD))),
+        let checked = match &self.checks {
+            Some((head, guard)) => head.check(request).and_then(|()| guard.check(request)),
+            None => Ok(()),
         };
+        let method = MethodHeader::of(request.headers().get(&crate::headers::MCP_METHOD));
         let watched = Watched { method, received: length(request.headers(), request.body()), started };
         (checked, Some(watched))
     }

@@ -214,6 +214,13 @@ async fn each_layer_reports_its_own_outcome_once() {
     assert_eq!(reply.status, 403);
     let reply = roundtrip(ONE, addr, "POST", &[("content-type", "text/plain"), HEADERS[1]], "{}").await;
     assert_eq!(reply.status, 415);
+    // Refused after the endpoint took the request (its type): labelled from its `Mcp-Method`
+    // as sent — a method's name, a name longer than any method's, a value that is not text.
+    for method in ["tools/call", "a/method/name/longer/than/any/of/mcp/s", "tools/\u{e9}"] {
+        let wrong = [("content-type", "text/plain"), HEADERS[1], ("mcp-method", method)];
+        let reply = roundtrip(ONE, addr, "POST", &wrong, "{}").await;
+        assert_eq!(reply.status, 415, "{method}");
+    }
     let long = "x".repeat(70 * 1024);
     let large = [("mcp-method", "prompts/get"), HEADERS[0], ("mcp-method", "tools/call"), ("x-long", &long)];
     let reply = roundtrip(ONE, addr, "POST", &large, "{}").await;
@@ -230,6 +237,9 @@ async fn each_layer_reports_its_own_outcome_once() {
             request("tools/call", Some("other"), Outcome::Error { code: -32602, refused: false }),
             request("other", None, Outcome::Error { code: -32601, refused: true }),
             Seen::Refused { status: 403, method: "tools/list" },
+            Seen::Refused { status: 415, method: "unknown" },
+            Seen::Refused { status: 415, method: "tools/call" },
+            Seen::Refused { status: 415, method: "other" },
             Seen::Refused { status: 415, method: "unknown" },
             Seen::Refused { status: 431, method: "prompts/get" },
             Seen::Refused { status: 431, method: "resources/read" },

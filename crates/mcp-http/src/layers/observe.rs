@@ -34,7 +34,7 @@ pub(crate) const REFUSED_FROM: u16 = 400;
 /// transport refused it (a status of [`REFUSED_FROM`] or more that no server reply made).
 pub(crate) fn tell(
     observer: &dyn Observer,
-    method: &'static str,
+    method: impl FnOnce() -> &'static str,
     received: u64,
     started: Instant,
     response: &Response,
@@ -42,7 +42,7 @@ pub(crate) fn tell(
     observer.bytes(received, length(response.headers(), response.body()));
     let status = response.status().as_u16();
     if status >= REFUSED_FROM && response.extensions().get::<Answered>().is_none() {
-        observer.refused(&TransportRefusal::new(method, status, None, started.elapsed()));
+        observer.refused(&TransportRefusal::new(method(), status, None, started.elapsed()));
     }
 }
 
@@ -152,7 +152,8 @@ where
             Poll::Ready(Ok(response)) => response,
             other => return other,
         };
-        tell(&**this.observer, this.method, *this.received, *this.started, &response);
+        let method = *this.method;
+        tell(&**this.observer, || method, *this.received, *this.started, &response);
         Poll::Ready(Ok(response))
     }
 }
