@@ -22,6 +22,24 @@ pub(crate) const BUCKETS: [f64; 20] = [
     30.0, 60.0, 120.0, 300.0,
 ];
 
+/// [`BUCKETS`] in nanoseconds: a request's duration is placed by comparing integers, in a
+/// binary search of a few steps (a small loop), not by a float comparison per bucket.
+const BUCKET_NANOS: [u64; BUCKETS.len()] = {
+    let mut nanos = [0u64; BUCKETS.len()];
+    let mut i = 0;
+    while i < BUCKETS.len() {
+        nanos[i] = (BUCKETS[i] * 1e9 + 0.5) as u64;
+        i += 1;
+    }
+    nanos
+};
+
+/// The bucket of a duration of `nanos`: the first whose bound is at least that (`le`), or
+/// the last (`+Inf`).
+fn bucket_of(nanos: u64) -> usize {
+    BUCKET_NANOS.partition_point(|&bound| bound < nanos)
+}
+
 const SHARDS: usize = 16;
 
 /// The name a tool or prompt, and the `error_type` a code or status, is counted under when
@@ -142,12 +160,11 @@ impl Series {
     }
 
     fn observe(&self, duration: std::time::Duration) {
-        let seconds = duration.as_secs_f64();
-        let bucket = BUCKETS.iter().position(|&bound| seconds <= bound).unwrap_or(BUCKETS.len());
+        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
+        let bucket = bucket_of(nanos);
         // `cells` is a power of two no larger than the thread's cell count.
         let cell = &self.cells[crate::striped::mine() & (self.cells.len() - 1)];
         cell.buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
         cell.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
     }
 }
@@ -499,6 +516,24 @@ mod tests {
     /// Past its limit, a table counts a new label set with its name and code as `other`; a
     /// series already made keeps its own (a gateway answering with its upstreams' codes stays
     /// bounded).
+    /// A duration goes to the first bucket whose bound is at least as long, as the float
+    /// bounds say, on both sides of each bound.
+    #[test]
+    fn durations_fall_in_the_buckets_their_bounds_say() {
+        for (i, &bound) in BUCKETS.iter().enumerate() {
+            let nanos = (bound * 1e9).round() as u64;
+            assert_eq!(BUCKET_NANOS[i], nanos);
+            assert_eq!(bucket_of(nanos), i, "{bound} s is in its own bucket (le)");
+            assert_eq!(bucket_of(nanos + 1), i + 1, "just over {bound} s is in the next");
+            assert_eq!(
+                bucket_of(nanos - 1),
+                BUCKETS.iter().position(|&b| (nanos - 1) as f64 / 1e9 <= b).unwrap()
+            );
+        }
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(u64::MAX), BUCKETS.len(), "+Inf");
+    }
+
     #[test]
     fn a_table_past_its_limit_folds_new_names_and_codes() {
         let table = Operations::bounded("tcp", 2);

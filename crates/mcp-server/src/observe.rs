@@ -160,8 +160,9 @@ pub struct SpanIds {
 
 /// Random bytes for span and trace ids: splitmix64 per thread, seeded once from the operating
 /// system (a system call per request would cost more than the rest of a span's ids).
-fn random_ids(out: &mut [u8; 24]) {
+fn random_ids() -> [u64; 3] {
     use std::cell::Cell;
+    const STEP: u64 = 0x9E37_79B9_7F4A_7C15;
     thread_local! {
         static STATE: Cell<u64> = Cell::new({
             let mut seed = [0u8; 8];
@@ -169,16 +170,20 @@ fn random_ids(out: &mut [u8; 24]) {
             u64::from_le_bytes(seed)
         });
     }
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
     STATE.with(|state| {
-        for chunk in out.chunks_mut(8) {
-            let mut z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-            state.set(z);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            chunk.copy_from_slice(&z.to_le_bytes()[..chunk.len()]);
-        }
-    });
+        let at = state.get();
+        state.set(at.wrapping_add(STEP.wrapping_mul(3)));
+        [
+            mix(at.wrapping_add(STEP)),
+            mix(at.wrapping_add(STEP.wrapping_mul(2))),
+            mix(at.wrapping_add(STEP.wrapping_mul(3))),
+        ]
+    })
 }
 
 impl SpanIds {
@@ -192,7 +197,8 @@ impl SpanIds {
     /// OpenTelemetry's `TraceIdRatioBased`: the id's last 8 bytes, big-endian, shifted right by
     /// one, below `ratio × 2⁶³`.
     pub fn continuing_sampled(meta: &mcp_types::JsonObject, ratio: f64) -> SpanIds {
-        let parent = mcp_types::trace::TraceParent::from_meta(meta);
+        // A request with nothing else in its `_meta` (most) is looked up in nothing.
+        let parent = if meta.is_empty() { None } else { mcp_types::trace::TraceParent::from_meta(meta) };
         // W3C Trace Context: a `tracestate` is read only along with a valid `traceparent`.
         let tracestate = || mcp_types::trace::tracestate(meta).map(|s| s.into_owned());
         Self::child_of(parent, tracestate, ratio)
@@ -210,19 +216,14 @@ impl SpanIds {
         tracestate: impl FnOnce() -> Option<String>,
         ratio: f64,
     ) -> SpanIds {
-        let mut ids = [0u8; 24];
-        random_ids(&mut ids);
-        let mut span_id: [u8; 8] = ids[16..].try_into().unwrap_or([1; 8]);
-        if span_id == [0; 8] {
-            span_id[7] = 1;
-        }
+        let [first, second, span] = random_ids();
+        // An id of zeros is invalid (W3C Trace Context): one bit set instead.
+        let span_id = if span == 0 { 1u64 << 56 } else { span }.to_le_bytes();
         let (trace_id, sampled) = match parent {
             Some(p) => (p.trace_id, p.sampled),
             None => {
-                let mut trace_id: [u8; 16] = ids[..16].try_into().unwrap_or([1; 16]);
-                if trace_id == [0; 16] {
-                    trace_id[15] = 1;
-                }
+                let second = if first == 0 && second == 0 { 1u64 << 56 } else { second };
+                let trace_id = (u128::from(second) << 64 | u128::from(first)).to_le_bytes();
                 (trace_id, sampled_by_ratio(&trace_id, ratio))
             }
         };
@@ -601,8 +602,10 @@ pub fn method_label(method: &str) -> &'static str {
 /// time: the names a label holds are short, and the library's `memcmp` costs a call and its
 /// set-up for each. The last word is read where it ends (overlapping the one before), and a name
 /// of four to seven bytes as two overlapping halves, so no name is compared byte by byte but
-/// one of under four. Longer than 32 bytes, they are compared as usual.
-#[inline]
+/// one of under four. Longer than 32 bytes, they are compared as usual. Not inlined: a label
+/// set compares two names (a tool's and a prompt's), and one copy of this code is fetched
+/// once for both.
+#[inline(never)]
 pub fn same_name(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let n = a.len();
@@ -633,8 +636,16 @@ pub fn same_name(a: &str, b: &str) -> bool {
 /// Whether two static labels ([`method_label`], a revision, an outcome) are equal: nearly always
 /// the very same string, seen without comparing their bytes. Observers that key something by
 /// labels (a metric series, an encoded span template) compare them with this.
+#[inline]
 pub fn same_label(a: &'static str, b: &'static str) -> bool {
-    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || a == b
+    (std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()) || same_text(a, b)
+}
+
+/// Two labels that are not the same string, compared by their bytes (out of line: rare).
+#[cold]
+#[inline(never)]
+fn same_text(a: &str, b: &str) -> bool {
+    a == b
 }
 
 #[cfg(test)]
@@ -730,6 +741,30 @@ mod tests {
         let off = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00";
         parent.insert(mcp_types::trace::TRACEPARENT.into(), off.into());
         assert!(!SpanIds::continuing_sampled(&parent, 1.0).sampled);
+    }
+
+    /// Every span gets ids of its own, none of them zeros; a new trace's id is new, a continued
+    /// one's is the caller's.
+    #[test]
+    fn span_and_trace_ids_are_new_for_each_span() {
+        let meta = mcp_types::JsonObject::new();
+        let mut spans = std::collections::HashSet::new();
+        let mut traces = std::collections::HashSet::new();
+        for _ in 0..10_000 {
+            let ids = SpanIds::continuing(&meta);
+            assert_ne!(ids.span_id, [0; 8]);
+            assert_ne!(ids.trace_id, [0; 16]);
+            assert_ne!(ids.trace_id[..8], ids.trace_id[8..], "two draws, not one twice");
+            assert_ne!(ids.trace_id[..8], ids.span_id, "the span's id is not the trace's");
+            assert!(spans.insert(ids.span_id) && traces.insert(ids.trace_id));
+            assert_eq!(ids.parent, None);
+        }
+        let mut parent = mcp_types::JsonObject::new();
+        let caller = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        parent.insert(mcp_types::trace::TRACEPARENT.into(), caller.into());
+        let ids = SpanIds::continuing(&parent);
+        assert_eq!(ids.traceparent().to_string()[..35], caller[..35], "the caller's trace");
+        assert!(spans.insert(ids.span_id), "a span of its own");
     }
 
     /// W3C Trace Context: a `tracestate` is passed on with the `traceparent` it came with, and

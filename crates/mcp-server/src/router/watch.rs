@@ -65,30 +65,14 @@ impl<'s> Watch<'s> {
                 Some(entry) => Name::Tool(entry.clone()),
                 None => Name::Other,
             },
-            Params::GetPrompt(p) => match server.inner.prompts.load().get(&p.name) {
-                Some(entry) => Name::Prompt(entry.clone()),
-                None => Name::Other,
-            },
+            Params::GetPrompt(p) => prompt(server, &p.name),
             _ => Name::None,
         };
         let version = match request.meta.protocol_version.as_deref() {
             Some(v) if request.is_modern() => ProtocolVersion::parse(v),
             _ => connection.session().map(|s| s.version),
         };
-        let arguments = if watching.arguments {
-            match (&request.params, &name) {
-                (Params::CallTool(p), Name::Tool(entry)) => {
-                    p.arguments.as_ref().map(|a| crate::observe::redact(a, &entry.def.input_schema))
-                }
-                // Prompt arguments are strings the prompt's definition does not mark secret.
-                (Params::GetPrompt(p), Name::Prompt(_)) => p.arguments.as_ref().map(|a| {
-                    a.iter().map(|(k, v)| (k.clone(), mcp_types::JsonValue::String(v.clone()))).collect()
-                }),
-                _ => None,
-            }
-        } else {
-            None
-        };
+        let arguments = if watching.arguments { arguments(&request.params, &name) } else { None };
         let span = watching
             .traces
             .then(|| crate::observe::SpanIds::continuing_sampled(&request.meta.extra, watching.ratio));
@@ -151,6 +135,34 @@ impl<'s> Watch<'s> {
         for observer in self.finishing {
             observer.finished(&observed);
         }
+    }
+}
+
+/// The prompt a `prompts/get` names, as the table has it. Out of line, so that a call's own
+/// path (a tool's lookup) is not spread over this one's code too.
+#[inline(never)]
+fn prompt(server: &Server, name: &str) -> Name {
+    match server.inner.prompts.load().get(name) {
+        Some(entry) => Name::Prompt(entry.clone()),
+        None => Name::Other,
+    }
+}
+
+/// The arguments of a call or a get, for an observer that wants them: redacted where the
+/// tool's schema marks them secret. Out of line: most observers want none.
+#[cold]
+#[inline(never)]
+fn arguments(params: &Params, name: &Name) -> Option<mcp_types::JsonObject> {
+    match (params, name) {
+        (Params::CallTool(p), Name::Tool(entry)) => {
+            p.arguments.as_ref().map(|a| crate::observe::redact(a, &entry.def.input_schema))
+        }
+        // Prompt arguments are strings the prompt's definition does not mark secret.
+        (Params::GetPrompt(p), Name::Prompt(_)) => p
+            .arguments
+            .as_ref()
+            .map(|a| a.iter().map(|(k, v)| (k.clone(), mcp_types::JsonValue::String(v.clone()))).collect()),
+        _ => None,
     }
 }
 
