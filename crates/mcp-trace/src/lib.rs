@@ -28,9 +28,9 @@ mod requests;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use export::{Failure, Item, Kind, Pipeline, Request, Span, What};
+use export::{Kind, Pipeline, Span, What};
 use mcp_server::Observer;
-use mcp_server::observe::{Observed, Outcome, SpanIds};
+use mcp_server::observe::{Observed, SpanIds};
 use mcp_types::trace::TraceParent;
 
 /// Traces exported over OTLP.
@@ -200,55 +200,33 @@ fn time_of_day(at: Instant) -> u64 {
     thread_local! {
         static ANCHOR: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
     }
+    ANCHOR.with(|anchor| match anchor.get().and_then(|a| by_anchor(at, a, ANCHOR_FOR)) {
+        Some(time) => time,
+        None => anchored(anchor, at),
+    })
+}
+
+/// The time of day at `at` by `anchor` (an instant and the time of day then), when `at` is
+/// within `within` of it.
+fn by_anchor(at: Instant, (instant, time): (Instant, u64), within: Duration) -> Option<u64> {
     let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-    // The time of day at `at` by `anchor`, when `at` is within `within` of it.
-    let by = |(instant, time): (Instant, u64), within: Duration| match at.checked_duration_since(instant) {
+    match at.checked_duration_since(instant) {
         Some(after) => (after <= within).then(|| time.saturating_add(nanos(after))),
         None => {
             let before = instant.duration_since(at);
             (before <= within).then(|| time.saturating_sub(nanos(before)))
         }
-    };
-    ANCHOR.with(|anchor| {
-        if let Some(time) = anchor.get().and_then(|a| by(a, ANCHOR_FOR)) {
-            return time;
-        }
-        let now = (Instant::now(), export::unix_nanos(SystemTime::now()));
-        anchor.set(Some(now));
-        by(now, Duration::MAX).unwrap_or(now.1)
-    })
+    }
 }
 
-/// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
-/// request id is written for every span), two digits at a time.
-fn decimal(n: i64, digits: &mut [u8; 20]) -> &[u8] {
-    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-        2021222324252627282930313233343536373839\
-        4041424344454647484950515253545556575859\
-        6061626364656667686970717273747576777879\
-        8081828384858687888990919293949596979899";
-    let mut at = digits.len();
-    let mut rest = n.unsigned_abs();
-    while rest >= 100 {
-        let pair = (rest % 100) as usize * 2;
-        rest /= 100;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    }
-    if rest >= 10 {
-        let pair = rest as usize * 2;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
-    } else {
-        at -= 1;
-        digits[at] = b'0' + rest as u8;
-    }
-    if n < 0 {
-        // i64::MIN has 19 digits: there is room for the sign.
-        at -= 1;
-        digits[at] = b'-';
-    }
-    &digits[at..]
+/// The time of day at `at` from a new reading of both clocks, kept in `anchor`: once every
+/// [`ANCHOR_FOR`] a thread, so out of line.
+#[cold]
+#[inline(never)]
+fn anchored(anchor: &std::cell::Cell<Option<(Instant, u64)>>, at: Instant) -> u64 {
+    let now = (Instant::now(), export::unix_nanos(SystemTime::now()));
+    anchor.set(Some(now));
+    by_anchor(at, now, Duration::MAX).unwrap_or(now.1)
 }
 
 impl Observer for Tracing {
@@ -273,43 +251,7 @@ impl Observer for Tracing {
     fn finished(&self, r: &Observed<'_>) {
         let Some(ids) = r.span.filter(|ids| ids.sampled) else { return };
         let end = r.ended.map_or_else(|| export::unix_nanos(SystemTime::now()), time_of_day);
-        let mut digits = [0u8; 20];
-        let id = match r.id {
-            mcp_types::RequestId::Number(n) => decimal(*n, &mut digits),
-            mcp_types::RequestId::String(s) => s.as_bytes(),
-        };
-        let item = r.name.map(|name| {
-            let kind = match r.method {
-                "tools/call" => Item::Tool,
-                "prompts/get" => Item::Prompt,
-                _ => Item::Other,
-            };
-            (kind, name)
-        });
-        let failure = match r.outcome {
-            Outcome::Success => None,
-            Outcome::ToolError => Some(Failure::Tool),
-            Outcome::Error { code, .. } => Some(Failure::Code(code)),
-            Outcome::Cancelled => Some(Failure::Cancelled),
-        };
-        self.record(&Span {
-            trace_id: &ids.trace_id,
-            span_id: &ids.span_id,
-            parent: ids.parent.as_ref(),
-            trace_state: ids.tracestate.as_deref(),
-            kind: Kind::Server,
-            end,
-            duration: r.duration,
-            what: What::Request(Request {
-                method: r.method,
-                transport: self.transport,
-                id,
-                item,
-                version: r.version.map(|v| v.as_str()),
-                session: r.session,
-                failure,
-            }),
-        });
+        self.pipeline.push_served(ids, end, r, self.transport);
     }
 }
 
@@ -376,11 +318,11 @@ mod tests {
             -100,
         ] {
             let mut digits = [0u8; 20];
-            assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
+            assert_eq!(super::export::encode::decimal(n, &mut digits), n.to_string().as_bytes());
         }
         for n in (-1_000..100_000).chain((0..64).map(|shift| 1i64 << shift)) {
             let mut digits = [0u8; 20];
-            assert_eq!(super::decimal(n, &mut digits), n.to_string().as_bytes());
+            assert_eq!(super::export::encode::decimal(n, &mut digits), n.to_string().as_bytes());
         }
     }
 

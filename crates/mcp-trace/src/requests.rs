@@ -11,8 +11,8 @@ use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, Requ
 use mcp_server::observe::{SpanIds, method_label};
 use mcp_types::trace::TraceParent;
 
-use crate::export::{Failure, Item, Kind, Request, Span, What};
-use crate::{Tracing, decimal};
+use crate::Tracing;
+use crate::export::{Failure, Id, Item, Kind, Request, Span, What};
 
 impl RequestObserver for Tracing {
     fn start(&self, request: &StartedRequest<'_>) -> Option<Box<dyn RequestWatch>> {
@@ -59,12 +59,6 @@ impl RequestWatch for Watch {
         }
         let duration = self.started.elapsed();
         let end = crate::export::unix_nanos(SystemTime::now());
-        let mut digits = [0u8; 20];
-        let id: &[u8] = match finished.id {
-            Some(mcp_types::RequestId::Number(n)) => decimal(*n, &mut digits),
-            Some(mcp_types::RequestId::String(s)) => s.as_bytes(),
-            None => b"",
-        };
         let failure = match finished.outcome {
             RequestOutcome::Success => None,
             RequestOutcome::ToolError => Some(Failure::Tool),
@@ -86,7 +80,7 @@ impl RequestWatch for Watch {
             what: What::Request(Request {
                 method: self.method,
                 transport: self.transport,
-                id,
+                id: Id::of(finished.id),
                 item: self.item.as_ref().map(|(kind, name)| (*kind, name.as_str())),
                 version: None,
                 session: None,

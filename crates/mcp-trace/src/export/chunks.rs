@@ -55,6 +55,18 @@ impl Chunk {
         self.spans += 1;
     }
 
+    /// Adds a server's span of the request `r` ([`Pending::served`]).
+    pub(super) fn add_served(
+        &mut self,
+        ids: &mcp_server::observe::SpanIds,
+        end: u64,
+        r: &mcp_server::observe::Observed<'_>,
+        transport: &'static str,
+    ) {
+        self.pending.push(Pending::served(ids, end, r, transport, &mut self.strings));
+        self.spans += 1;
+    }
+
     /// About the bytes it holds: what is encoded, and what the pending spans keep.
     pub(super) fn size(&self) -> usize {
         self.bytes.len() + self.strings.len() + self.pending.len() * std::mem::size_of::<Pending>()
@@ -127,7 +139,8 @@ thread_local! {
 
 /// Runs `write` on this thread's chunk of `shared`, made and listed on its first span. On a
 /// thread whose locals are already gone (a span recorded by another local's destructor), on a
-/// chunk of its own, handed over at once.
+/// chunk of its own, handed over at once. What runs once a thread, or never, is out of line
+/// ([`register`], [`alone`]): a span's path is only the lookup, the lock and `write`.
 pub(super) fn with_mine(shared: &Arc<Shared>, write: impl FnOnce(&mut Chunk)) {
     let mut write = Some(write);
     let done = MINE.try_with(|mine| {
@@ -135,18 +148,7 @@ pub(super) fn with_mine(shared: &Arc<Shared>, write: impl FnOnce(&mut Chunk)) {
         let at = Arc::as_ptr(shared);
         let found = match mine.iter().position(|(of, _)| of.as_ptr() == at) {
             Some(found) => found,
-            None => {
-                mine.retain(|(of, _)| of.strong_count() > 0);
-                let chunk = Arc::new(Mutex::new(Chunk {
-                    bytes: Vec::with_capacity(CHUNK_BYTES),
-                    pending: Vec::with_capacity(CHUNK_SPANS),
-                    strings: Vec::with_capacity(CHUNK_SPANS * 32),
-                    spans: 0,
-                }));
-                shared.chunks.list.lock().unwrap_or_else(|e| e.into_inner()).push(chunk.clone());
-                mine.push((Arc::downgrade(shared), chunk));
-                mine.len() - 1
-            }
+            None => register(&mut mine, shared),
         };
         if let Some(write) = write.take() {
             write(&mut lock(&mine[found].1));
@@ -156,10 +158,34 @@ pub(super) fn with_mine(shared: &Arc<Shared>, write: impl FnOnce(&mut Chunk)) {
     if done != Ok(true)
         && let Some(write) = write.take()
     {
-        let mut alone = Chunk::default();
-        write(&mut alone);
-        if alone.spans > 0 {
-            shared.take(&mut alone);
-        }
+        alone(shared, write);
+    }
+}
+
+/// Makes this thread's chunk of `shared` and lists it (forgetting the chunks of pipelines that
+/// are gone); where it is in `mine`.
+#[cold]
+#[inline(never)]
+fn register(mine: &mut Vec<Mine>, shared: &Arc<Shared>) -> usize {
+    mine.retain(|(of, _)| of.strong_count() > 0);
+    let chunk = Arc::new(Mutex::new(Chunk {
+        bytes: Vec::with_capacity(CHUNK_BYTES),
+        pending: Vec::with_capacity(CHUNK_SPANS),
+        strings: Vec::with_capacity(CHUNK_SPANS * 32),
+        spans: 0,
+    }));
+    shared.chunks.list.lock().unwrap_or_else(|e| e.into_inner()).push(chunk.clone());
+    mine.push((Arc::downgrade(shared), chunk));
+    mine.len() - 1
+}
+
+/// `write` on a chunk of its own, handed over at once: a thread whose locals are gone.
+#[cold]
+#[inline(never)]
+fn alone(shared: &Shared, write: impl FnOnce(&mut Chunk)) {
+    let mut alone = Chunk::default();
+    write(&mut alone);
+    if alone.spans > 0 {
+        shared.take(&mut alone);
     }
 }

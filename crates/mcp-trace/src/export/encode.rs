@@ -364,3 +364,35 @@ pub(super) fn encode(fixed: &Fixed, batch: &[Span<'_>]) -> Bytes {
     }
     fixed.close(out)
 }
+
+/// Writes `n` in decimal into `digits` (what `{n}` writes, without the formatting machinery: a
+/// request id is written for every span), two digits at a time.
+pub(crate) fn decimal(n: i64, digits: &mut [u8; 20]) -> &[u8] {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839\
+        4041424344454647484950515253545556575859\
+        6061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899";
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
+        at -= 1;
+        digits[at] = b'0' + rest as u8;
+    }
+    if n < 0 {
+        // i64::MIN has 19 digits: there is room for the sign.
+        at -= 1;
+        digits[at] = b'-';
+    }
+    &digits[at..]
+}

@@ -22,9 +22,10 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use mcp_metrics::OtlpTarget;
+use mcp_server::observe::{Observed, SpanIds};
 
 mod chunks;
-mod encode;
+pub(crate) mod encode;
 mod pending;
 
 use chunks::{CHUNK_BYTES, CHUNK_SPANS, Chunk, Chunks};
@@ -78,14 +79,35 @@ pub(crate) enum What<'a> {
 pub(crate) struct Request<'a> {
     pub(crate) method: &'static str,
     pub(crate) transport: &'static str,
-    /// Its JSON-RPC id as written: a number's digits or a string's bytes (empty: none was
-    /// sent, and the attribute is left out).
-    pub(crate) id: &'a [u8],
+    /// Its JSON-RPC id.
+    pub(crate) id: Id<'a>,
     /// The tool, prompt or other item the request names.
     pub(crate) item: Option<(Item, &'a str)>,
     pub(crate) version: Option<&'static str>,
     pub(crate) session: Option<&'a str>,
     pub(crate) failure: Option<Failure>,
+}
+
+/// A request's JSON-RPC id ([`Request::id`]), written as its attribute when the span is
+/// encoded: a number's digits are made then, at the hand-over for a request's span, not on the
+/// request's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Id<'a> {
+    /// None was sent (a notification's span, or a client's before its id): no attribute.
+    None,
+    Number(i64),
+    /// A string's bytes (an empty one writes no attribute either).
+    Text(&'a [u8]),
+}
+
+impl<'a> Id<'a> {
+    pub(crate) fn of(id: Option<&'a mcp_types::RequestId>) -> Id<'a> {
+        match id {
+            None => Id::None,
+            Some(mcp_types::RequestId::Number(n)) => Id::Number(*n),
+            Some(mcp_types::RequestId::String(s)) => Id::Text(s.as_bytes()),
+        }
+    }
 }
 
 /// What a request names ([`Request::item`]).
@@ -94,6 +116,18 @@ pub(crate) enum Item {
     Tool,
     Prompt,
     Other,
+}
+
+impl Item {
+    /// What the item a request of `method` names is: a `tools/call`'s a tool, a `prompts/get`'s
+    /// a prompt.
+    pub(crate) fn named_by(method: &str) -> Item {
+        match method {
+            "tools/call" => Item::Tool,
+            "prompts/get" => Item::Prompt,
+            _ => Item::Other,
+        }
+    }
 }
 
 /// How a span's request failed.
@@ -131,8 +165,14 @@ impl Request<'_> {
 
     /// The attributes of this request alone: its id, its session, how it failed.
     pub(crate) fn each_own(&self, mut f: impl FnMut(&str, &[u8])) {
-        if !self.id.is_empty() {
-            f("jsonrpc.request.id", self.id);
+        let mut digits = [0u8; 20];
+        let id = match self.id {
+            Id::None => &[][..],
+            Id::Number(n) => encode::decimal(n, &mut digits),
+            Id::Text(text) => text,
+        };
+        if !id.is_empty() {
+            f("jsonrpc.request.id", id);
         }
         if let Some(session) = self.session {
             f("mcp.session.id", session.as_bytes());
@@ -399,6 +439,21 @@ impl Pipeline {
         }
         chunks::with_mine(shared, |chunk| {
             chunk.add(span);
+            if chunk.spans >= shared.chunk_spans() || chunk.size() >= CHUNK_BYTES {
+                shared.take(chunk);
+            }
+        });
+    }
+
+    /// Queues a server's span of the request `r` (sampled: its ids `ids`, ended at `end`),
+    /// kept in this thread's chunk as [`pending::Pending::served`] copies it.
+    pub(crate) fn push_served(&self, ids: &SpanIds, end: u64, r: &Observed<'_>, transport: &'static str) {
+        let shared = &self.shared;
+        if shared.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        chunks::with_mine(shared, |chunk| {
+            chunk.add_served(ids, end, r, transport);
             if chunk.spans >= shared.chunk_spans() || chunk.size() >= CHUNK_BYTES {
                 shared.take(chunk);
             }

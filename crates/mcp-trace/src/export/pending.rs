@@ -1,5 +1,5 @@
 //! A request's span as its thread keeps it until the chunk is handed over: its values copied
-//! (fixed fields in a list, strings in one buffer beside it), encoded as OTLP protobuf only at
+//! (fixed fields in a list, strings in one buffer beside it; a numeric id as its number), encoded as OTLP protobuf only at
 //! the hand-over, every waiting span of the chunk in one loop.
 //!
 //! Why not encode each span as it ends: a small call's request path runs far more code than
@@ -13,7 +13,9 @@
 use std::ops::Range;
 use std::time::Duration;
 
-use super::{Failure, Item, Kind, Request, Span, What};
+use mcp_server::observe::{Observed, Outcome, SpanIds};
+
+use super::{Failure, Id, Item, Kind, Request, Span, What};
 
 /// A request's span, its strings as ranges of the chunk's [`Strings`].
 pub(super) struct Pending {
@@ -28,9 +30,17 @@ pub(super) struct Pending {
     version: Option<&'static str>,
     failure: Option<Failure>,
     trace_state: Option<Range<usize>>,
-    id: Range<usize>,
+    id: Kept,
     item: Option<(Item, Range<usize>)>,
     session: Option<Range<usize>>,
+}
+
+/// A pending span's request id: a number as it is (its digits are written at the hand-over),
+/// a string's bytes in the chunk's [`Strings`].
+enum Kept {
+    None,
+    Number(i64),
+    Text(Range<usize>),
 }
 
 /// The strings of a chunk's pending spans, one after the other (each valid UTF-8 but the
@@ -60,10 +70,50 @@ impl Pending {
             version: request.version,
             failure: request.failure,
             trace_state: span.trace_state.map(|s| keep(strings, s.as_bytes())),
-            id: keep(strings, request.id),
+            id: match request.id {
+                Id::None => Kept::None,
+                Id::Number(n) => Kept::Number(n),
+                Id::Text(text) => Kept::Text(keep(strings, text)),
+            },
             item: request.item.map(|(kind, name)| (kind, keep(strings, name.as_bytes()))),
             session: request.session.map(|s| keep(strings, s.as_bytes())),
         })
+    }
+
+    /// A server's span of the request `r` (its ids `ids`, ended at `end`), kept straight from
+    /// what the server tells: a span's values are copied once on the request's path, not
+    /// gathered into a [`Span`] first.
+    pub(super) fn served(
+        ids: &SpanIds,
+        end: u64,
+        r: &Observed<'_>,
+        transport: &'static str,
+        strings: &mut Strings,
+    ) -> Pending {
+        Pending {
+            trace_id: ids.trace_id,
+            span_id: ids.span_id,
+            parent: ids.parent,
+            kind: Kind::Server,
+            end,
+            duration: r.duration,
+            method: r.method,
+            transport,
+            version: r.version.map(|v| v.as_str()),
+            failure: match r.outcome {
+                Outcome::Success => None,
+                Outcome::ToolError => Some(Failure::Tool),
+                Outcome::Error { code, .. } => Some(Failure::Code(code)),
+                Outcome::Cancelled => Some(Failure::Cancelled),
+            },
+            trace_state: ids.tracestate.as_deref().map(|s| keep(strings, s.as_bytes())),
+            id: match r.id {
+                mcp_types::RequestId::Number(n) => Kept::Number(*n),
+                mcp_types::RequestId::String(s) => Kept::Text(keep(strings, s.as_bytes())),
+            },
+            item: r.name.map(|name| (Item::named_by(r.method), keep(strings, name.as_bytes()))),
+            session: r.session.map(|s| keep(strings, s.as_bytes())),
+        }
     }
 
     /// The span again, borrowing its strings from `strings`.
@@ -82,7 +132,11 @@ impl Pending {
             what: What::Request(Request {
                 method: self.method,
                 transport: self.transport,
-                id: bytes(&self.id),
+                id: match &self.id {
+                    Kept::None => Id::None,
+                    Kept::Number(n) => Id::Number(*n),
+                    Kept::Text(range) => Id::Text(bytes(range)),
+                },
                 item: self.item.as_ref().map(|(kind, name)| (*kind, at(name))),
                 version: self.version,
                 session: self.session.as_ref().map(at),

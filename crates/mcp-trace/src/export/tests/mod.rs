@@ -493,7 +493,7 @@ fn spans_of_every_length_and_kind_decode() {
         what: What::Request(Request {
             method: "tools/call",
             transport: "tcp",
-            id: b"42",
+            id: Id::Number(42),
             item: Some((Item::Tool, "echo")),
             version: Some("2026-07-28"),
             session: Some("s-1"),
@@ -507,7 +507,7 @@ fn spans_of_every_length_and_kind_decode() {
         what: What::Request(Request {
             method: "tools/call",
             transport: "tcp",
-            id: b"",
+            id: Id::None,
             item: Some((Item::Tool, &long_tool)),
             version: None,
             session: None,
@@ -705,7 +705,7 @@ fn server_span<'a>(ids: &'a Owned, tool: &'a str, version: Option<&'static str>,
         what: What::Request(Request {
             method: "tools/call",
             transport: "tcp",
-            id: id.as_bytes(),
+            id: Id::Text(id.as_bytes()),
             item: Some((Item::Tool, tool)),
             version,
             session: None,
@@ -791,132 +791,4 @@ fn the_next_batch_is_written_in_the_body_sent_before() {
     pipeline.shutdown();
 }
 
-/// A client's request span (`Tracing` as mcp-client's `RequestObserver`): a child of the
-/// request's context, sent as its `traceparent`, recorded as a `CLIENT` span with the
-/// request's attributes and how it failed — an HTTP refusal apart from a JSON-RPC error; an
-/// unsampled trace still carries its decision on and records nothing.
-#[test]
-fn a_clients_request_is_a_client_span_under_the_requests_context() {
-    use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, StartedRequest};
-    use mcp_types::trace::{TraceContext, TraceParent};
-    let (url, received) = receiver();
-    let pipeline = Pipeline::start(
-        OtlpTarget::new(url, "svc"),
-        Vec::new(),
-        Batching { delay: Duration::from_secs(3600), max_queue: 16, max_batch: 16 },
-        Driver::Thread,
-    )
-    .unwrap();
-    let tracing = crate::Tracing { pipeline: Arc::new(pipeline), transport: "tcp", ratio: 1.0 };
-    let parent = TraceParent::parse("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01").unwrap();
-    let mut meta = mcp_types::JsonObject::new();
-    meta.insert("traceparent".into(), parent.to_string().into());
-    meta.insert("tracestate".into(), "a=1".into());
-    let context = TraceContext::from_meta(&meta);
-
-    let watch = tracing.start(&StartedRequest::new("tools/call", Some("echo"), &context, "pipe")).unwrap();
-    let sent = watch.traceparent().unwrap();
-    assert_eq!(sent.trace_id, parent.trace_id);
-    assert_ne!(sent.span_id, parent.span_id, "the request's own span is sent");
-    watch.finish(&FinishedRequest::new(
-        Some(&mcp_types::RequestId::Number(7)),
-        RequestOutcome::Http { status: 503 },
-    ));
-    let other = tracing.start(&StartedRequest::new("prompts/get", Some("poem"), &context, "pipe")).unwrap();
-    other.finish(&FinishedRequest::new(None, RequestOutcome::Error { code: -32602 }));
-    // Not sampled by the caller: the decision goes on, no span is recorded.
-    let unsampled = TraceContext::new(TraceParent { sampled: false, ..parent });
-    let watch = tracing.start(&StartedRequest::new("tools/call", Some("echo"), &unsampled, "tcp")).unwrap();
-    assert!(!watch.traceparent().unwrap().sampled);
-    watch.finish(&FinishedRequest::new(None, RequestOutcome::Success));
-
-    tracing.pipeline.flush();
-    let export = received.recv_timeout(Duration::from_secs(10)).expect("exported");
-    let spans = &export.resource_spans[0].scope_spans[0].spans;
-    assert_eq!(spans.len(), 2, "{spans:?}");
-    let text = |span: &opentelemetry_proto::tonic::trace::v1::Span, key: &str| {
-        span.attributes.iter().find(|a| a.key == key).and_then(|a| {
-            match a.value.as_ref()?.value.as_ref()? {
-                opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(s) => Some(s.clone()),
-                _ => None,
-            }
-        })
-    };
-    let call = &spans[0];
-    assert_eq!(call.kind, span::SpanKind::Client as i32);
-    assert_eq!(call.name, "tools/call echo");
-    assert_eq!(call.trace_id, parent.trace_id);
-    assert_eq!(call.parent_span_id, parent.span_id);
-    assert_eq!(call.span_id, sent.span_id);
-    assert_eq!(call.trace_state, "a=1");
-    assert_eq!(text(call, "gen_ai.tool.name").as_deref(), Some("echo"));
-    assert_eq!(text(call, "network.transport").as_deref(), Some("pipe"));
-    assert_eq!(text(call, "jsonrpc.request.id").as_deref(), Some("7"));
-    assert_eq!(text(call, "error.type").as_deref(), Some("503"));
-    assert_eq!(text(call, "http.response.status_code").as_deref(), Some("503"));
-    assert_eq!(call.status.as_ref().unwrap().message, "HTTP 503");
-    let prompt = &spans[1];
-    assert_eq!(prompt.name, "prompts/get poem");
-    assert_eq!(text(prompt, "gen_ai.prompt.name").as_deref(), Some("poem"));
-    assert_eq!(text(prompt, "error.type").as_deref(), Some("-32602"));
-    assert_eq!(text(prompt, "rpc.response.status_code").as_deref(), Some("-32602"));
-    assert_eq!(text(prompt, "jsonrpc.request.id"), None, "no id was sent");
-    tracing.pipeline.shutdown();
-}
-
-/// A request's span is kept as it ended and encoded when its chunk is handed over: through
-/// the pipeline, among commands' spans (encoded at once), each decodes as the same span
-/// encoded directly — ids, parent, state, times, name, attributes and status — whatever its
-/// strings (a string id that is not ASCII, a session, an item of each kind, each failure).
-#[test]
-fn requests_spans_kept_until_the_hand_over_decode_as_encoded_at_once() {
-    let batching = Batching { delay: Duration::from_secs(3600), max_queue: 1024, max_batch: 1024 };
-    let (pipeline, received) = pipeline(batching);
-    let owners: Vec<Owned> = (0..24).map(|n| record(n, (n % 3 == 0).then_some([n; 8]), None)).collect();
-    let ids: Vec<String> =
-        (0..24).map(|n| if n % 2 == 0 { format!("{n}") } else { format!("é-{n}") }).collect();
-    let failures = [None, Some(Failure::Tool), Some(Failure::Code(-32601)), Some(Failure::Cancelled)];
-    let items = [Some((Item::Tool, "echo")), Some((Item::Prompt, "greet")), Some((Item::Other, "x")), None];
-    let requests: Vec<Span<'_>> = owners
-        .iter()
-        .enumerate()
-        .map(|(n, owner)| Span {
-            kind: if n % 4 == 1 { Kind::Client } else { Kind::Server },
-            trace_state: (n % 5 != 0).then_some("vendor=a,other=b"),
-            end: 3_000_000_000 + n as u64,
-            duration: Duration::from_micros(n as u64 * 7),
-            what: What::Request(Request {
-                method: if n % 2 == 0 { "tools/call" } else { "prompts/get" },
-                transport: "tcp",
-                id: ids[n].as_bytes(),
-                item: items[n % items.len()],
-                version: (n % 3 != 1).then_some("2026-07-28"),
-                session: (n % 2 == 1).then_some("s-0123"),
-                failure: failures[n % failures.len()],
-            }),
-            ..owner.span()
-        })
-        .collect();
-    let commands: Vec<Owned> = (100..108).map(|n| record(n, None, None)).collect();
-    for (n, request) in requests.iter().enumerate() {
-        pipeline.push(request);
-        if n % 3 == 0 {
-            pipeline.push(&commands[n / 3].span());
-        }
-    }
-    pipeline.shutdown();
-    let sent = received.recv_timeout(Duration::from_secs(10)).expect("the spans, at shutdown");
-    let mut through: Vec<opentelemetry_proto::tonic::trace::v1::Span> =
-        sent.resource_spans[0].scope_spans[0].spans.clone();
-    let direct: Vec<Span<'_>> = requests.into_iter().chain(commands.iter().map(Owned::span)).collect();
-    let body = encode(&Fixed::new(&[]), &direct);
-    let mut expected =
-        ExportTraceServiceRequest::decode(&body[..]).unwrap().resource_spans[0].scope_spans[0].spans.clone();
-    assert_eq!(through.len(), 32);
-    through.sort_by(|a, b| a.span_id.cmp(&b.span_id));
-    expected.sort_by(|a, b| a.span_id.cmp(&b.span_id));
-    assert_eq!(through, expected);
-    let odd = through.iter().find(|s| s.span_id == vec![1; 8]).unwrap();
-    let id = odd.attributes.iter().find(|kv| kv.key == "jsonrpc.request.id").unwrap();
-    assert_eq!(id.value.clone().unwrap().value, Some(any_value::Value::StringValue("é-1".into())));
-}
+mod requests;
