@@ -11,14 +11,8 @@ use super::*;
 fn a_clients_request_is_a_client_span_under_the_requests_context() {
     use mcp_client::observe::{FinishedRequest, RequestObserver, RequestOutcome, StartedRequest};
     use mcp_types::trace::{TraceContext, TraceParent};
-    let (url, received) = receiver();
-    let pipeline = Pipeline::start(
-        OtlpTarget::new(url, "svc"),
-        Vec::new(),
-        Batching { delay: Duration::from_secs(3600), max_queue: 16, max_batch: 16 },
-        Driver::Thread,
-    )
-    .unwrap();
+    let (pipeline, received) =
+        pipeline(Batching { delay: Duration::from_secs(3600), max_queue: 16, max_batch: 16 });
     let tracing = crate::Tracing { pipeline: Arc::new(pipeline), transport: "tcp", ratio: 1.0 };
     let parent = TraceParent::parse("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01").unwrap();
     let mut meta = mcp_types::JsonObject::new();
