@@ -513,9 +513,6 @@ mod tests {
         all
     }
 
-    /// Past its limit, a table counts a new label set with its name and code as `other`; a
-    /// series already made keeps its own (a gateway answering with its upstreams' codes stays
-    /// bounded).
     /// A duration goes to the first bucket whose bound is at least as long, as the float
     /// bounds say, on both sides of each bound.
     #[test]
@@ -534,6 +531,9 @@ mod tests {
         assert_eq!(bucket_of(u64::MAX), BUCKETS.len(), "+Inf");
     }
 
+    /// Past its limit, a table counts a new label set with its name and code as `other`; a
+    /// series already made keeps its own (a gateway answering with its upstreams' codes stays
+    /// bounded).
     #[test]
     fn a_table_past_its_limit_folds_new_names_and_codes() {
         let table = Operations::bounded("tcp", 2);

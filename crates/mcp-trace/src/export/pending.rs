@@ -1,6 +1,8 @@
 //! A request's span as its thread keeps it until the chunk is handed over: its values copied
-//! (fixed fields in a list, strings in one buffer beside it; a numeric id as its number), encoded as OTLP protobuf only at
-//! the hand-over, every waiting span of the chunk in one loop.
+//! (fixed fields in a list, strings in one buffer beside it; a numeric id as its number),
+//! encoded as OTLP protobuf only at the hand-over, every waiting span of the chunk in one loop.
+//! A server's span is copied straight from what the server tells (`Observed`), a client's from
+//! its [`Span`].
 //!
 //! Why not encode each span as it ends: a small call's request path runs far more code than
 //! the first-level instruction cache holds, so whatever code a call runs is fetched again on
